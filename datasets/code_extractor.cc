@@ -1,0 +1,154 @@
+#include "datasets/code_extractor.h"
+
+#include "evald/common/py_text.h"
+
+namespace evald {
+
+namespace {
+
+using py::LStrip;
+using py::RStrip;
+using py::StartsWith;
+using py::Strip;
+
+struct FirstPass {
+  int backticks = 0;
+  bool module_already_exists = false;
+};
+
+// sv-generate's first pass: count fence lines and decide whether the response declares
+// `module TopModule` itself (an `endmodule` seen before any module line cancels that).
+FirstPass ScanResponse(const std::vector<std::string_view>& lines) {
+  FirstPass r;
+  bool endmodule_before_module = false;
+  for (auto line : lines) {
+    if (StartsWith(line, "```")) {
+      ++r.backticks;
+    } else if (StartsWith(line, "endmodule")) {
+      if (!r.module_already_exists) endmodule_before_module = true;
+    } else if (StartsWith(line, "module TopModule")) {
+      r.module_already_exists = true;
+    }
+  }
+  if (endmodule_before_module) r.module_already_exists = false;
+  return r;
+}
+
+struct EchoResult {
+  bool found_module = false;
+  bool found_endmodule = false;
+};
+
+// sv-generate's second pass: with two or more fence lines, the lines inside the first fenced
+// block; otherwise everything up to and including the first `endmodule` line (skipping what
+// comes before `module TopModule` when the response declares it).
+EchoResult EchoCode(const std::vector<std::string_view>& lines, const FirstPass& first,
+                    std::string* out) {
+  EchoResult r;
+  bool first_fence = false, second_fence = false;
+  for (auto line : lines) {
+    bool echo = true;
+    if (StartsWith(Strip(line), "module TopModule")) r.found_module = true;
+    if (first.backticks >= 2) {
+      if (!first_fence || second_fence) echo = false;
+    } else {
+      if (r.found_endmodule) echo = false;
+      if (first.module_already_exists && !r.found_module) echo = false;
+    }
+    if (StartsWith(line, "```")) {
+      if (!first_fence) {
+        first_fence = true;
+      } else {
+        second_fence = true;
+      }
+      echo = false;
+    } else if (StartsWith(Strip(line), "endmodule")) {
+      r.found_endmodule = true;
+    }
+    if (echo) {
+      out->append(line);
+      out->push_back('\n');
+    }
+  }
+  return r;
+}
+
+std::string FallbackMethod(const FirstPass& first, const EchoResult& echo) {
+  if (first.backticks >= 2) return "fence";
+  if (echo.found_endmodule) return "endmodule";
+  return "whole";
+}
+
+}  // namespace
+
+ExtractedCode ExtractCode(Task task, std::string_view response, std::string_view interface) {
+  ExtractedCode r;
+  const auto lines = py::SplitLines(response);
+  const FirstPass first = ScanResponse(lines);
+  std::string& out = r.code;
+  out = "\n";
+
+  if (task == Task::kCodeComplete) {
+    if (!first.module_already_exists) {
+      out.append(interface);
+      out += "\n\n";
+      r.interface_prepended = true;
+    }
+    EchoResult echo = EchoCode(lines, first, &out);
+    r.method = FallbackMethod(first, echo);
+    out += "\n";
+    if (first.backticks == 1 || first.backticks > 2) {
+      out += "// VERILOG-EVAL: abnormal backticks count\n\n";
+      r.notes.push_back("abnormal backticks count");
+    }
+    if (echo.found_module) {
+      out += "// VERILOG-EVAL: errant inclusion of module definition\n\n";
+      r.notes.push_back("errant inclusion of module definition");
+    }
+    if (!echo.found_endmodule) {
+      out += "// VERILOG-EVAL: endmodule not found\n\n";
+      r.notes.push_back("endmodule not found");
+    }
+  } else {
+    // [BEGIN] ... [DONE], also accepted at the start / end of a line.
+    std::vector<std::string> code_lines;
+    bool start = false, end = false;
+    for (auto line : lines) {
+      if (!start) {
+        if (Strip(line) == "[BEGIN]") {
+          start = true;
+        } else if (StartsWith(LStrip(line), "[BEGIN]")) {
+          code_lines.push_back(py::ReplaceAll(LStrip(line), "[BEGIN]", ""));
+          start = true;
+        }
+      } else if (!end) {
+        if (Strip(line) == "[DONE]") {
+          end = true;
+        } else if (py::EndsWith(RStrip(line), "[DONE]")) {
+          code_lines.push_back(py::ReplaceAll(RStrip(line), "[DONE]", ""));
+          end = true;
+        } else {
+          code_lines.emplace_back(line);
+        }
+      }
+    }
+    if (start && end) {
+      r.method = "markers";
+      for (const auto& l : code_lines) out += l + "\n";
+    } else if (start) {
+      // The benchmark writes nothing at all when [BEGIN] is never closed.
+      r.method = "markers_unterminated";
+      r.notes.push_back("[BEGIN] without [DONE]: the benchmark extracts nothing");
+    } else {
+      EchoResult echo = EchoCode(lines, first, &out);
+      r.method = FallbackMethod(first, echo);
+      out += "\n";
+      out += "// VERILOG-EVAL: response did not use <CODE></CODE> correctly\n";
+      r.notes.push_back("response did not use [BEGIN]/[DONE]");
+    }
+  }
+  out += "\n";
+  return r;
+}
+
+}  // namespace evald

@@ -1,0 +1,129 @@
+#include "datasets/dataset.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "datasets/benchmark_strings.h"
+#include "evald/common/file_io.h"
+#include "evald/common/py_text.h"
+
+namespace evald {
+
+namespace fs = std::filesystem;
+
+namespace {
+constexpr size_t kMaxProblemFileBytes = 4u << 20;
+constexpr size_t kMaxProblems = 100000;
+
+std::string Parent(const std::string& p) { return fs::path(p).parent_path().string(); }
+}  // namespace
+
+bool IsValidProblemName(std::string_view name) {
+  if (name.empty() || name.size() > 200) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  });
+}
+
+StatusOr<Dataset> Dataset::Load(const std::string& path, Task task) {
+  Dataset ds;
+  ds.task_ = task;
+  std::string sub = (fs::path(path) / ("dataset_" + std::string(TaskName(task)))).string();
+  if (IsDirectory(sub)) {
+    ds.folder_ = sub;
+  } else if (IsDirectory(path)) {
+    ds.folder_ = path;
+  } else {
+    return Status::NotFound("dataset folder " + path + " does not exist");
+  }
+  std::error_code ec;
+  ds.folder_ = fs::canonical(ds.folder_, ec).string();
+  if (ec) return Status::IoError("cannot resolve " + path + ": " + ec.message());
+
+  // Problem names: problems.txt when present, else every NAME_prompt.txt.
+  std::vector<std::string> names;
+  std::string list_path = ds.folder_ + "/problems.txt";
+  if (IsRegularFile(list_path)) {
+    auto text = ReadFileBounded(list_path, kMaxProblemFileBytes);
+    if (!text.ok()) return text.status();
+    for (auto line : py::SplitLines(*text)) {
+      auto name = py::Strip(line);
+      if (name.empty() || name[0] == '#') continue;
+      if (!IsValidProblemName(name))
+        return Status::Corruption(list_path + ": invalid problem name '" + std::string(name) + "'");
+      names.emplace_back(name);
+    }
+  } else {
+    for (const auto& entry : fs::directory_iterator(ds.folder_, ec)) {
+      std::string file = entry.path().filename().string();
+      if (py::EndsWith(file, "_prompt.txt")) {
+        std::string name = file.substr(0, file.size() - 11);
+        if (IsValidProblemName(name)) names.push_back(name);
+      }
+    }
+    std::sort(names.begin(), names.end());
+  }
+  if (names.empty())
+    return Status::NotFound(ds.folder_ + " holds no problems (no problems.txt, no *_prompt.txt)");
+  if (names.size() > kMaxProblems) return Status::InvalidArgument("too many problems");
+
+  for (const auto& name : names) {
+    if (ds.index_.count(name)) return Status::Corruption("problem " + name + " is listed twice");
+    Problem p;
+    p.name = name;
+    std::string base = ds.folder_ + "/" + name;
+    auto prompt = ReadFileBounded(base + "_prompt.txt", kMaxProblemFileBytes);
+    auto ref = ReadFileBounded(base + "_ref.sv", kMaxProblemFileBytes);
+    auto test = ReadFileBounded(base + "_test.sv", kMaxProblemFileBytes);
+    if (!prompt.ok()) return prompt.status().Annotate("problem " + name);
+    if (!ref.ok()) return ref.status().Annotate("problem " + name);
+    if (!test.ok()) return test.status().Annotate("problem " + name);
+    p.prompt = std::move(*prompt);
+    p.reference = std::move(*ref);
+    p.testbench = std::move(*test);
+    if (IsRegularFile(base + "_ifc.txt")) {
+      auto ifc = ReadFileBounded(base + "_ifc.txt", kMaxProblemFileBytes);
+      if (!ifc.ok()) return ifc.status().Annotate("problem " + name);
+      p.interface = std::move(*ifc);
+    } else if (task == Task::kCodeComplete) {
+      return Status::NotFound("problem " + name + ": code completion needs " + name + "_ifc.txt");
+    }
+    ds.index_[name] = ds.problems_.size();
+    ds.problems_.push_back(std::move(p));
+  }
+
+  // Benchmark checkout layout: icl/ (this data) or scripts/ (upstream) beside the folder.
+  std::string root = Parent(ds.folder_);
+  ds.icl_dirs_ = {root + "/icl", root + "/scripts", ds.folder_ + "/icl"};
+  ds.prompts_ = BuiltinBenchmarkPrompts();
+  for (const std::string& candidate : {root + "/prompts.json", ds.folder_ + "/prompts.json"}) {
+    if (!IsRegularFile(candidate)) continue;
+    auto text = ReadFileBounded(candidate, kMaxProblemFileBytes);
+    if (!text.ok()) return text.status();
+    auto parsed = ParseBenchmarkPrompts(*text);
+    if (!parsed.ok()) return parsed.status().Annotate(candidate);
+    ds.prompts_ = std::move(*parsed);
+    ds.prompts_from_file_ = true;
+    break;
+  }
+  return ds;
+}
+
+const Problem* Dataset::Find(std::string_view name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &problems_[it->second];
+}
+
+StatusOr<std::string> Dataset::IclPrefix(int shots) const {
+  if (shots < 1 || shots > 4) return Status::InvalidArgument("shots must be between 0 and 4");
+  std::string file = "verilog-example-prefix_" + std::string(TaskName(task_)) + "_" +
+                     std::to_string(shots) + "-shot.txt";
+  for (const auto& dir : icl_dirs_) {
+    if (IsRegularFile(dir + "/" + file)) return ReadFileBounded(dir + "/" + file, kMaxProblemFileBytes);
+  }
+  return Status::NotFound("in-context examples " + file + " not found beside " + folder_ +
+                          " (looked in icl/ and scripts/)");
+}
+
+}  // namespace evald

@@ -1,0 +1,57 @@
+// A verilog-eval style problem set: a `dataset_<task>` folder with, per problem,
+// NAME_prompt.txt, NAME_ref.sv (module RefModule), NAME_test.sv (module tb) and, for
+// code completion, NAME_ifc.txt. The in-context examples (icl/ or scripts/) and prompts.json
+// are looked up beside the folder, as they sit in a benchmark checkout.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "datasets/benchmark_prompts.pb.h"
+#include "datasets/task.h"
+#include "evald/common/status.h"
+
+namespace evald {
+
+struct Problem {
+  std::string name;
+  std::string prompt;     // NAME_prompt.txt
+  std::string reference;  // NAME_ref.sv
+  std::string testbench;  // NAME_test.sv
+  std::string interface;  // NAME_ifc.txt (code completion; empty for spec-to-rtl if absent)
+};
+
+class Dataset {
+ public:
+  // `path` is a benchmark checkout (holding dataset_<task>/) or a dataset_* folder itself.
+  static StatusOr<Dataset> Load(const std::string& path, Task task);
+
+  Task task() const { return task_; }
+  const std::string& folder() const { return folder_; }
+  const std::vector<Problem>& problems() const { return problems_; }
+  const Problem* Find(std::string_view name) const;
+
+  // The benchmark's prompt strings (prompts.json beside the folder, else the built-in copy).
+  const datasets::BenchmarkPrompts& prompts() const { return prompts_; }
+  bool prompts_from_file() const { return prompts_from_file_; }
+
+  // The in-context-learning prefix for 1..4 shots.
+  StatusOr<std::string> IclPrefix(int shots) const;
+
+ private:
+  Task task_ = Task::kSpecToRtl;
+  std::string folder_;
+  std::vector<std::string> icl_dirs_;
+  std::vector<Problem> problems_;
+  std::map<std::string, size_t, std::less<>> index_;
+  datasets::BenchmarkPrompts prompts_;
+  bool prompts_from_file_ = false;
+};
+
+// Problem names become file names in the sandbox and keys in reports: keep them plain.
+bool IsValidProblemName(std::string_view name);
+
+}  // namespace evald

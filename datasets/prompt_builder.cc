@@ -1,0 +1,45 @@
+#include "datasets/prompt_builder.h"
+
+#include "evald/common/py_text.h"
+
+namespace evald {
+
+StatusOr<Prompt> BuildPrompt(const Dataset& dataset, const Problem& problem,
+                             const PromptOptions& options) {
+  if (options.shots < 0 || options.shots > 4)
+    return Status::InvalidArgument("shots must be between 0 and 4");
+  const auto& strings = dataset.prompts();
+  Prompt out;
+  std::string full;
+  if (options.shots > 0) {
+    auto prefix = dataset.IclPrefix(options.shots);
+    if (!prefix.ok()) return prefix.status();
+    full += *prefix;
+  }
+  if (dataset.task() == Task::kCodeComplete) {
+    out.system = strings.code_complete().system_msg();
+    // Every line before the `module TopModule` header becomes a comment, and an empty line
+    // goes in front of the header (sv-generate's prefixed_prompt).
+    std::vector<std::string> lines;
+    bool prefix = true;
+    for (auto line : py::SplitLines(problem.prompt)) {
+      if (line.find("module TopModule") != std::string_view::npos) {
+        lines.emplace_back();
+        prefix = false;
+      }
+      lines.push_back(prefix ? "// " + std::string(line) : std::string(line));
+    }
+    full += strings.code_complete().prompt_prefix() + py::JoinLines(lines);
+  } else {
+    out.system = strings.spec_to_rtl().system_msg();
+    full += "\nQuestion:\n";
+    full += std::string(py::Strip(problem.prompt)) + "\n";
+    if (options.rules) full += strings.rules_suffix();
+    if (!options.explain) full = std::string(py::RStrip(full)) + "\n" + strings.no_explain_suffix();
+    full += "\nAnswer:\n";
+  }
+  out.user = std::move(full);
+  return out;
+}
+
+}  // namespace evald

@@ -1,0 +1,170 @@
+// evald command line. Subcommands:
+//   evald eval           grade a samples JSONL against a verilog-eval dataset
+//   evald dataset check  run every reference against its testbench (calibration report)
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+
+#include "datasets/dataset.h"
+#include "evald/eval/evaluation.h"
+#include "evald/eval/report_printer.h"
+
+namespace {
+
+using namespace evald;
+
+struct CommonFlags {
+  std::string dataset;
+  std::string task = "spec-to-rtl";
+  std::string simulator = "iverilog";
+  int jobs = 2;
+  bool require_isolation = false;
+};
+
+void AddCommon(CLI::App* cmd, CommonFlags* f) {
+  cmd->add_option("--dataset", f->dataset, "verilog-eval checkout or dataset_* folder")->required();
+  cmd->add_option("--task", f->task, "spec-to-rtl | code-complete-iccad2023");
+  cmd->add_option("--simulator", f->simulator, "iverilog | verilator");
+  cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
+  cmd->add_flag("--require-isolation", f->require_isolation,
+                "fail rather than run with a degraded sandbox");
+}
+
+StatusOr<std::vector<int>> ParseKs(const std::string& text) {
+  std::vector<int> ks;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t used = 0;
+      int k = std::stoi(item, &used);
+      if (used != item.size() || k < 1) throw std::invalid_argument(item);
+      ks.push_back(k);
+    } catch (...) {
+      return Status::InvalidArgument("--k expects positive integers separated by commas, got '" +
+                                     text + "'");
+    }
+  }
+  if (ks.empty()) return Status::InvalidArgument("--k is empty");
+  return ks;
+}
+
+// A progress line on a terminal, a log line every ten seconds otherwise.
+std::function<void(int, int)> MakeProgress() {
+  auto start = std::chrono::steady_clock::now();
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(start);
+  auto mu = std::make_shared<std::mutex>();
+  bool tty = ::isatty(2);
+  return [=](int done, int total) {
+    std::lock_guard<std::mutex> lock(*mu);
+    auto now = std::chrono::steady_clock::now();
+    if (done != total && now - *last < std::chrono::milliseconds(tty ? 200 : 10000)) return;
+    *last = now;
+    double secs = std::chrono::duration<double>(now - start).count();
+    double rate = secs > 0 ? done / secs : 0;
+    double eta = rate > 0 ? (total - done) / rate : 0;
+    std::string line = fmt::format("{}/{} simulations  {:.1f}/s  ETA {:.0f} s", done, total, rate, eta);
+    if (tty) {
+      std::cerr << "\r" << line << (done == total ? "\n" : "") << std::flush;
+    } else {
+      spdlog::info("{}", line);
+    }
+  };
+}
+
+int Fail(const Status& st) {
+  spdlog::error("{}", st.ToString());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto logger = spdlog::stderr_color_mt("evald");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("[%H:%M:%S] %^%l%$ %v");
+
+  CLI::App app{"evald: trustworthy verdicts for LLM-generated Verilog"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", EVALD_VERSION);
+
+  CommonFlags eval_flags;
+  std::string samples_path, json_out, ks_text = "1,5";
+  uint32_t sim_timeout_s = 0;
+  auto* eval = app.add_subcommand("eval", "grade samples (JSONL) against a dataset");
+  AddCommon(eval, &eval_flags);
+  eval->add_option("--samples", samples_path, "samples JSONL (problem + completion or code)")->required();
+  eval->add_option("--k", ks_text, "pass@k values, comma separated");
+  eval->add_option("--json", json_out, "write the full report as JSON");
+  eval->add_option("--sim-timeout", sim_timeout_s,
+                   "fixed simulation limit in seconds (default: derived from the reference)");
+
+  CommonFlags check_flags;
+  std::string check_json;
+  auto* dataset = app.add_subcommand("dataset", "dataset tools");
+  dataset->require_subcommand(1);
+  auto* check = dataset->add_subcommand("check", "run every reference against its testbench");
+  AddCommon(check, &check_flags);
+  check->add_option("--json", check_json, "write the report as JSON");
+
+  CLI11_PARSE(app, argc, argv);
+
+  auto load = [](const CommonFlags& f, EvalOptions* opts) -> StatusOr<Dataset> {
+    auto task = ParseTask(f.task);
+    if (!task.ok()) return task.status();
+    auto sim = ParseSimulator(f.simulator);
+    if (!sim.ok()) return sim.status();
+    opts->simulator = *sim;
+    opts->jobs = f.jobs;
+    opts->sandbox.require_full_isolation = f.require_isolation;
+    return Dataset::Load(f.dataset, *task);
+  };
+
+  if (eval->parsed()) {
+    EvalOptions opts;
+    auto ds = load(eval_flags, &opts);
+    if (!ds.ok()) return Fail(ds.status());
+    auto ks = ParseKs(ks_text);
+    if (!ks.ok()) return Fail(ks.status());
+    opts.ks = *ks;
+    if (sim_timeout_s > 0) opts.simulate_timeout_ms = sim_timeout_s * 1000;
+    opts.progress = MakeProgress();
+    auto samples = ReadSamplesJsonl(samples_path);
+    if (!samples.ok()) return Fail(samples.status().Annotate("reading samples"));
+    for (const auto& e : samples->errors)
+      spdlog::warn("{} line {}: {}", samples_path, e.line(), e.message());
+    auto report = Evaluate(*ds, *samples, opts);
+    if (!report.ok()) return Fail(report.status());
+    for (const auto& e : report->input_errors()) {
+      if (e.message().rfind("unknown problem", 0) == 0 || e.message().find("already has") != std::string::npos)
+        spdlog::warn("{} line {}: {}", samples_path, e.line(), e.message());
+    }
+    PrintEvalReport(*report, std::cout);
+    if (!json_out.empty()) {
+      Status st = WriteJson(*report, json_out);
+      if (!st.ok()) return Fail(st);
+    }
+    bool internal = report->summary().categories().count("!") > 0;
+    return internal ? 2 : 0;
+  }
+  if (check->parsed()) {
+    EvalOptions opts;
+    auto ds = load(check_flags, &opts);
+    if (!ds.ok()) return Fail(ds.status());
+    auto report = CheckDataset(*ds, opts);
+    if (!report.ok()) return Fail(report.status());
+    PrintDatasetCheck(*report, std::cout);
+    if (!check_json.empty()) {
+      Status st = WriteJson(*report, check_json);
+      if (!st.ok()) return Fail(st);
+    }
+    return 0;
+  }
+  return 0;
+}

@@ -1,0 +1,23 @@
+// Bounded file access. Every file evald reads may come from a user or a model, so reads
+// are capped and refuse anything that is not a regular file.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "evald/common/status.h"
+
+namespace evald {
+
+inline constexpr size_t kDefaultMaxFileBytes = 256u << 20;
+
+// Reads a whole regular file, failing if it is larger than max_bytes.
+StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes = kDefaultMaxFileBytes);
+
+// Writes a file atomically (temporary file + rename) so readers never see half of it.
+Status WriteFileAtomic(const std::string& path, const std::string& contents);
+
+bool IsDirectory(const std::string& path);
+bool IsRegularFile(const std::string& path);
+
+}  // namespace evald

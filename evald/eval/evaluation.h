@@ -1,0 +1,40 @@
+// `evald eval` as a library: samples + dataset -> extracted code -> one simulation per distinct
+// (problem, code) -> verdicts -> per-problem and overall pass@k with confidence intervals.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.h"
+#include "evald/eval/samples_reader.h"
+#include "evald/proto/eval.pb.h"
+#include "harness/simulator.h"
+#include "sandbox/sandbox_options.h"
+
+namespace evald {
+
+struct EvalOptions {
+  SimulatorKind simulator = SimulatorKind::kIcarus;
+  std::vector<int> ks = {1, 5};
+  int jobs = 2;
+  std::optional<uint32_t> simulate_timeout_ms;  // fixed limit instead of the calibrated one
+  SandboxOptions sandbox;
+  // Called from worker threads as simulations finish: (done, total).
+  std::function<void(int, int)> progress;
+};
+
+// Runs the evaluation. Fails only when it cannot run at all (no sandbox, no simulator); bad
+// sample lines are reported in the result and the rest is graded.
+StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& samples,
+                                  const EvalOptions& options);
+
+// Fills the per-problem results and summary of `report` from its samples (also used when
+// reports are merged or re-scored).
+void ComputeMetrics(const std::vector<int>& ks, v1::EvalReport* report);
+
+// `evald dataset check`: every reference against its testbench.
+StatusOr<v1::DatasetCheckReport> CheckDataset(const Dataset& dataset, const EvalOptions& options);
+
+}  // namespace evald

@@ -1,0 +1,111 @@
+#include "evald/eval/report_printer.h"
+
+#include <fmt/format.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <map>
+
+#include "evald/common/file_io.h"
+#include "harness/failure_category.h"
+
+namespace evald {
+
+std::string ToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions opts;
+  opts.preserve_proto_field_names = true;
+  opts.always_print_primitive_fields = true;
+  opts.add_whitespace = true;
+  std::string out;
+  (void)google::protobuf::util::MessageToJsonString(message, &out, opts);
+  return out;
+}
+
+Status WriteJson(const google::protobuf::Message& message, const std::string& path) {
+  return WriteFileAtomic(path, ToJson(message));
+}
+
+void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
+  std::vector<int> ks(report.k().begin(), report.k().end());
+  // Verdict letters per problem in index order, grouped by five as sv-iv-analyze prints them.
+  std::map<std::string, std::map<int, char>> letters;
+  for (const auto& s : report.samples()) letters[s.problem()][s.index()] = s.verdict().empty() ? '?' : s.verdict()[0];
+  size_t width = 8;
+  for (const auto& p : report.problems()) width = std::max(width, p.problem().size());
+
+  std::string header = fmt::format("{:<{}} {:>4} {:>4}", "problem", width, "n", "c");
+  for (int k : ks) header += fmt::format(" {:>7}", "pass@" + std::to_string(k));
+  out << header << "  verdicts\n";
+  for (const auto& p : report.problems()) {
+    std::string row = fmt::format("{:<{}} {:>4} {:>4}", p.problem(), width, p.n(), p.c());
+    for (int k : ks) {
+      auto it = p.pass_at().find(std::to_string(k));
+      row += it == p.pass_at().end() ? fmt::format(" {:>7}", "-") : fmt::format(" {:>7.3f}", it->second);
+    }
+    std::string v;
+    int i = 0;
+    for (const auto& [idx, letter] : letters[p.problem()]) {
+      if (i && i % 5 == 0) v += ' ';
+      v += letter;
+      ++i;
+    }
+    out << row << "  " << v << (p.gradable() ? "" : "  (ungradable)") << "\n";
+  }
+  const auto& s = report.summary();
+  out << "\n"
+      << fmt::format("{} problems, {} samples, {} distinct simulations, {:.1f} s ({}, {})\n",
+                     s.problems(), s.samples(), s.simulations(), s.wall_seconds(), report.simulator(),
+                     report.simulator_version());
+  for (int k : ks) {
+    std::string key = std::to_string(k);
+    auto it = s.pass_at().find(key);
+    if (it == s.pass_at().end()) {
+      out << fmt::format("pass@{:<3} = n/a (no problem has {} samples)\n", k, k);
+      continue;
+    }
+    auto ci = s.ci95().find(key);
+    out << fmt::format("pass@{:<3} = {:.4f}  95% CI [{:.4f}, {:.4f}]", k, it->second,
+                       ci == s.ci95().end() ? 0.0 : ci->second.low(),
+                       ci == s.ci95().end() ? 0.0 : ci->second.high());
+    auto g = s.gradable_pass_at().find(key);
+    if (g != s.gradable_pass_at().end() && s.gradable_problems() != s.problems())
+      out << fmt::format("   (gradable problems only, {}: {:.4f})", s.gradable_problems(), g->second);
+    out << "\n";
+  }
+  out << fmt::format("benchmark pass_rate (verilog-eval's own analysis) = {:.2f}\n",
+                     s.benchmark_pass_rate());
+  std::string cats;
+  for (const auto& [letter, count] : s.categories()) cats += fmt::format(" {}:{}", letter, count);
+  out << "categories:" << cats << "\n";
+  for (const auto& c : report.calibration()) {
+    if (!c.note().empty()) out << fmt::format("note: {}: {}\n", c.problem(), c.note());
+  }
+  if (report.input_errors_size() > 0) {
+    out << fmt::format("{} input error(s):\n", report.input_errors_size());
+    int shown = 0;
+    for (const auto& e : report.input_errors()) {
+      if (++shown > 20) {
+        out << "  ...\n";
+        break;
+      }
+      out << fmt::format("  line {}: {}\n", e.line(), e.message());
+    }
+  }
+}
+
+void PrintDatasetCheck(const v1::DatasetCheckReport& report, std::ostream& out) {
+  size_t width = 8;
+  for (const auto& p : report.problems()) width = std::max(width, p.problem().size());
+  out << fmt::format("{:<{}} {:>8} {:>9} {:>8}  note\n", "problem", width, "gradable", "samples",
+                     "sim s");
+  for (const auto& p : report.problems()) {
+    out << fmt::format("{:<{}} {:>8} {:>9} {:>8.3f}  {}\n", p.problem(), width,
+                       p.gradable() ? "yes" : "NO", p.samples_checked(), p.simulate_seconds(), p.note());
+  }
+  out << fmt::format("\n{} problems: {} gradable ({} only with evald's TIMEOUT rule), {} ungradable "
+                     "({} {})\n",
+                     report.problems_size(), report.gradable(), report.special(), report.ungradable(),
+                     report.simulator(), report.simulator_version());
+}
+
+}  // namespace evald

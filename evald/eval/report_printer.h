@@ -1,0 +1,19 @@
+// Human-readable output of evaluation reports (the JSON form is protobuf's JSON mapping).
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "evald/common/status.h"
+#include "evald/proto/eval.pb.h"
+
+namespace evald {
+
+void PrintEvalReport(const v1::EvalReport& report, std::ostream& out);
+void PrintDatasetCheck(const v1::DatasetCheckReport& report, std::ostream& out);
+
+// protobuf JSON with the .proto field names and every field present.
+std::string ToJson(const google::protobuf::Message& message);
+Status WriteJson(const google::protobuf::Message& message, const std::string& path);
+
+}  // namespace evald

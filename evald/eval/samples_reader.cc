@@ -1,0 +1,92 @@
+#include "evald/eval/samples_reader.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include "datasets/dataset.h"
+#include "evald/common/file_io.h"
+#include "evald/common/py_text.h"
+
+namespace evald {
+
+namespace {
+
+constexpr size_t kMaxSamplesFileBytes = 4ull << 30;
+
+void AddError(SamplesFile* out, int line, std::string msg) {
+  v1::InputError e;
+  e.set_line(line);
+  e.set_message(std::move(msg));
+  out->errors.push_back(std::move(e));
+}
+
+void ParseLine(std::string_view raw, int line_no, SamplesFile* out) {
+  std::string_view line = py::Strip(raw);
+  if (line.empty()) return;
+  if (raw.size() > kMaxSampleLineBytes) {
+    AddError(out, line_no, "line is longer than " + std::to_string(kMaxSampleLineBytes) + " bytes");
+    return;
+  }
+  v1::SampleLine msg;
+  google::protobuf::util::JsonParseOptions opts;
+  opts.ignore_unknown_fields = true;
+  auto st = google::protobuf::util::JsonStringToMessage(std::string(line), &msg, opts);
+  if (!st.ok()) {
+    std::string why(st.message());
+    for (char& c : why)
+      if (c == '\n' || c == '\r') c = ' ';
+    AddError(out, line_no, "malformed JSON: " + why);
+    return;
+  }
+  SampleRecord r;
+  r.line = line_no;
+  r.problem = !msg.problem().empty() ? msg.problem() : msg.task_id();
+  if (r.problem.empty()) {
+    AddError(out, line_no, "missing field 'problem' (or 'task_id')");
+    return;
+  }
+  if (!IsValidProblemName(r.problem)) {
+    AddError(out, line_no, "invalid problem name '" + r.problem.substr(0, 100) + "'");
+    return;
+  }
+  if (!msg.code().empty()) {
+    r.has_code = true;
+    r.text = msg.code();
+  } else if (!msg.completion().empty()) {
+    r.text = msg.completion();
+  } else {
+    AddError(out, line_no, "missing field 'completion' (or 'code')");
+    return;
+  }
+  if (msg.has_index()) {
+    if (msg.index() < 0) {
+      AddError(out, line_no, "negative 'index'");
+      return;
+    }
+    r.index = msg.index();
+  }
+  out->samples.push_back(std::move(r));
+}
+
+}  // namespace
+
+SamplesFile ParseSamplesJsonl(const std::string& text) {
+  SamplesFile out;
+  int line_no = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    ++line_no;
+    ParseLine(std::string_view(text).substr(start, end - start), line_no, &out);
+    start = end + 1;
+  }
+  return out;
+}
+
+StatusOr<SamplesFile> ReadSamplesJsonl(const std::string& path) {
+  auto text = ReadFileBounded(path, kMaxSamplesFileBytes);
+  if (!text.ok()) return text.status();
+  return ParseSamplesJsonl(*text);
+}
+
+}  // namespace evald

@@ -1,0 +1,43 @@
+#include "harness/calibration.h"
+
+#include <algorithm>
+
+#include "harness/failure_category.h"
+#include "harness/testbench_hardening.h"
+
+namespace evald {
+
+Calibration CalibrateProblem(SandboxWorker& worker, SimulatorKind simulator,
+                             const SimulatorLimits& limits, const Problem& problem) {
+  Calibration cal;
+  Verdict v = GradeDesign(worker, simulator, limits, problem, ReferenceAsDesign(problem.reference),
+                          nullptr);
+  cal.compile_seconds = v.compile_seconds;
+  cal.simulate_seconds = v.simulate_seconds;
+  cal.samples_checked = v.samples_checked;
+  cal.testbench_timeout = v.testbench_timeout;
+  cal.gradable = v.passed;
+  if (v.category == category::kInternalError) {
+    cal.note = "calibration could not run: " + v.detail;
+  } else if (!v.passed) {
+    cal.note = "the reference fails against its own testbench: " + v.detail;
+  } else if (v.testbench_timeout) {
+    cal.note = "the testbench prints TIMEOUT for the reference too; graded on its result line";
+  }
+  return cal;
+}
+
+SimulatorLimits LimitsForProblem(const SimulatorLimits& base, const Calibration& calibration,
+                                 std::optional<uint32_t> fixed_simulate_timeout_ms) {
+  SimulatorLimits l = base;
+  if (fixed_simulate_timeout_ms) {
+    l.simulate_timeout_ms = *fixed_simulate_timeout_ms;
+  } else if (calibration.gradable) {
+    double derived_ms = calibration.simulate_seconds * 1000.0 * 20.0 + 2000.0;
+    l.simulate_timeout_ms = static_cast<uint32_t>(
+        std::clamp(derived_ms, 5000.0, static_cast<double>(base.simulate_timeout_ms)));
+  }
+  return l;
+}
+
+}  // namespace evald

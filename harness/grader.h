@@ -1,0 +1,50 @@
+// Grades one design against one problem: integrity check, hardened testbench, compile and
+// simulate in the sandbox, and a verdict from the testbench's tagged result line.
+//
+// A sample passes when: it compiles; the simulator exits normally with status 0; the output has
+// exactly one tagged "Mismatches: N in M samples" line and no untagged one; N is 0; M equals what
+// the reference reaches against the same testbench (a design that ends the simulation early
+// checks fewer samples); and the testbench's TIMEOUT did not fire unless it fires for the
+// reference too (a known testbench defect, see docs/verdicts.md).
+#pragma once
+
+#include <string>
+
+#include "datasets/dataset.h"
+#include "harness/simulator.h"
+#include "sandbox/sandbox_worker.h"
+
+namespace evald {
+
+// What the reference reaches against its own testbench (see calibration.h).
+struct Calibration {
+  bool gradable = false;
+  int samples_checked = -1;
+  bool testbench_timeout = false;
+  double simulate_seconds = 0;
+  double compile_seconds = 0;
+  std::string note;
+};
+
+struct Verdict {
+  char category = '!';
+  bool passed = false;
+  int mismatches = -1;
+  int samples_checked = -1;
+  bool testbench_timeout = false;  // the tagged TIMEOUT line was printed
+  char benchmark = '?';            // sv-iv-analyze's letter for the same log
+  std::string detail;
+  double compile_seconds = 0;
+  double simulate_seconds = 0;
+  std::string log;                 // compile + simulation output, tags removed, bounded
+};
+
+// calibration == nullptr grades the reference itself (any M accepted, TIMEOUT recorded).
+Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,
+                    const Problem& problem, const std::string& design,
+                    const Calibration* calibration);
+
+// The sandbox deadline for a whole job under these limits.
+std::chrono::milliseconds JobDeadline(const SimulatorLimits& limits);
+
+}  // namespace evald

@@ -1,0 +1,46 @@
+// The two simulators and the sandbox job that compiles and runs a design against a testbench.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "evald/common/status.h"
+#include "harness/testbench_hardening.h"
+#include "sandbox/sandbox_protocol.pb.h"
+
+namespace evald {
+
+enum class SimulatorKind { kIcarus, kVerilator };
+
+StatusOr<SimulatorKind> ParseSimulator(std::string_view name);  // "iverilog" | "verilator"
+std::string_view SimulatorName(SimulatorKind kind);
+
+struct SimulatorLimits {
+  uint32_t compile_timeout_ms = 30000;
+  uint32_t simulate_timeout_ms = 30000;  // the benchmark's own limit; narrowed per problem
+  uint64_t compile_address_space = 4ull << 30;
+  uint64_t simulate_address_space = 2ull << 30;  // one real completion grew vvp to 8.7 GB
+  uint64_t max_output_bytes = 1u << 20;
+  uint64_t file_size_bytes = 64u << 20;
+  uint32_t max_processes = 64;
+  uint32_t max_open_files = 256;
+};
+
+SimulatorLimits DefaultLimits(SimulatorKind kind);
+
+// Names of the files inside the scratch directory.
+struct JobFiles {
+  std::string design, testbench, reference, binary;
+};
+JobFiles JobFileNames(const std::string& nonce);
+
+// Step 0 compiles, step 1 simulates (stop on failure).
+sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& bench,
+                                       const std::string& design, const std::string& nonce,
+                                       const SimulatorLimits& limits);
+
+// A job that prints the simulator's version.
+sandbox::JobRequest BuildVersionJob(SimulatorKind kind);
+
+}  // namespace evald

@@ -1,0 +1,31 @@
+// Per-run hardening of a verilog-eval testbench so that a design cannot forge its verdict.
+//  - Every scope a design could reach by an upward hierarchical name (tb, stim1, good1,
+//    top_module1, stats1, stimulus_gen, RefModule) gets a random suffix the design cannot know
+//    when it is compiled: `good1.out` or `stats1.errors = 0` no longer resolve.
+//  - The testbench's result line and its TIMEOUT line carry a random tag. The grader accepts
+//    exactly one tagged result line and treats any untagged "Mismatches:" line as forgery.
+// The transformation changes names and printed text only, never what the testbench checks.
+#pragma once
+
+#include <string>
+
+#include "evald/common/status.h"
+
+namespace evald {
+
+struct HardenedBench {
+  std::string tag;         // "[evald-<nonce>]"
+  std::string top;         // the renamed top module (`tb_<nonce>`)
+  std::string testbench;   // rewritten NAME_test.sv
+  std::string reference;   // rewritten NAME_ref.sv
+};
+
+// Fails (Corruption) when the testbench does not print a "Mismatches:" result line, which the
+// grader needs.
+StatusOr<HardenedBench> HardenTestbench(const std::string& testbench, const std::string& reference,
+                                        const std::string& nonce);
+
+// The reference rewritten as a design (module RefModule -> module TopModule), for calibration.
+std::string ReferenceAsDesign(const std::string& reference);
+
+}  // namespace evald

@@ -1,0 +1,183 @@
+// evald-sandbox: the init process of one sandbox worker. evald starts it in fresh mount, pid,
+// network, IPC and UTS namespaces (as far as the host allows) with a request pipe on fd 3 and a
+// response pipe on fd 4. It builds the read-only filesystem view once, then runs jobs: for each,
+// a fresh size-limited scratch directory, the job's files written read-only into it, its steps
+// run one after another under the unprivileged uid, every leftover process killed, the scratch
+// discarded. This process is trusted code; only the steps it starts run untrusted programs.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "sandbox/frame_io.h"
+#include "sandbox/init/fs_view.h"
+#include "sandbox/init/seccomp_filter.h"
+#include "sandbox/init/step_runner.h"
+#include "sandbox/sandbox_protocol.pb.h"
+
+namespace evald::sandbox {
+namespace {
+
+constexpr int kRequestFd = 3;
+constexpr int kResponseFd = 4;
+constexpr int kMaxFiles = 64;
+
+bool ValidFileName(const std::string& name) {
+  if (name.empty() || name.size() > 128 || name[0] == '.') return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Inputs are owned by the init's identity and read-only, so a design cannot rewrite its
+// testbench; O_EXCL|O_NOFOLLOW so nothing already in the scratch directory can redirect them.
+std::string WriteInput(const std::string& dir, const std::string& name, const std::string& data) {
+  std::string path = dir + "/" + name;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+  if (fd < 0) return "create " + name + ": " + std::strerror(errno);
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return "write " + name + ": " + std::strerror(err);
+    }
+    off += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return "";
+}
+
+std::string MakeWritableDir(const std::string& path, uint32_t uid, uint32_t gid) {
+  if (::mkdir(path.c_str(), 0700) != 0) return "mkdir " + path + ": " + std::strerror(errno);
+  if (uid != 0 && ::chown(path.c_str(), uid, gid) != 0)
+    return "chown " + path + ": " + std::strerror(errno);
+  return "";
+}
+
+class Init {
+ public:
+  int Main() {
+    ::signal(SIGPIPE, SIG_IGN);
+    ::syscall(SYS_close_range, 5U, ~0U, 0U);
+    if (!ReadFrame(kRequestFd, &config_).ok()) return 2;
+    SandboxReady ready;
+    if (config_.build_fs_view()) {
+      bool proc = false;
+      std::string err = BuildFsView({config_.readonly_binds().begin(), config_.readonly_binds().end()},
+                                    config_.pid_namespace(), &proc);
+      if (!err.empty()) {
+        ready.set_error("filesystem view: " + err);
+        (void)WriteFrame(kResponseFd, ready);
+        return 1;
+      }
+      ready.set_fs_view(true);
+      ready.set_proc_mounted(proc);
+    }
+    ctx_.pid_namespace = config_.pid_namespace();
+    if (config_.uid() != 0 && ::geteuid() == 0) {
+      ctx_.uid = config_.uid();
+      ctx_.gid = config_.gid();
+      ready.set_uid_drop(true);
+    }
+    ctx_.seccomp = config_.seccomp() && ProbeSeccomp();
+    ready.set_seccomp(ctx_.seccomp);
+    if (!WriteFrame(kResponseFd, ready).ok()) return 1;
+
+    while (true) {
+      JobRequest request;
+      Status st = ReadFrame(kRequestFd, &request);
+      if (!st.ok()) return st.code() == Status::Code::kUnavailable ? 0 : 1;
+      JobResponse response = RunJob(request);
+      if (!WriteFrame(kResponseFd, response).ok()) return 1;
+    }
+  }
+
+ private:
+  // seccomp can be missing (old kernels, some containers): find out once, in a throwaway child.
+  static bool ProbeSeccomp() {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(1);
+      ::_exit(InstallSeccompDenyList() == 0 ? 0 : 1);
+    }
+    int status = 0;
+    if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return false;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+
+  JobResponse RunJob(const JobRequest& request) {
+    JobResponse response;
+    if (request.files_size() > kMaxFiles) {
+      response.set_error("too many files");
+      return response;
+    }
+    std::string dir;
+    if (config_.build_fs_view()) {
+      std::string err = MountScratch(ctx_.uid, ctx_.gid, config_.scratch_bytes());
+      if (!err.empty()) {
+        response.set_error(err);
+        return response;
+      }
+      dir = kScratchDir;
+    } else {
+      std::string tmpl = config_.host_scratch_parent() + "/job-XXXXXX";
+      if (!::mkdtemp(tmpl.data())) {
+        response.set_error(std::string("mkdtemp: ") + std::strerror(errno));
+        return response;
+      }
+      dir = tmpl;
+      if (ctx_.uid != 0 && ::chown(dir.c_str(), ctx_.uid, ctx_.gid) != 0) {
+        response.set_error(std::string("chown scratch: ") + std::strerror(errno));
+        std::filesystem::remove_all(dir);
+        return response;
+      }
+    }
+    ctx_.workdir = dir;
+    std::string err = MakeWritableDir(dir + "/.tmp", ctx_.uid, ctx_.gid);
+    for (const auto& [name, data] : request.files()) {
+      if (!err.empty()) break;
+      if (!ValidFileName(name)) err = "invalid file name '" + name + "'";
+      if (err.empty()) err = WriteInput(dir, name, data);
+    }
+    if (!err.empty()) {
+      response.set_error(err);
+    } else {
+      for (const auto& step : request.steps()) {
+        StepResult r = RunStep(step, ctx_);
+        bool ok = r.outcome() == StepResult::EXITED && r.exit_code() == 0;
+        *response.add_steps() = std::move(r);
+        if (!ok && request.stop_on_failure()) break;
+      }
+    }
+    KillLeftovers(ctx_, 0);
+    if (config_.build_fs_view()) {
+      UnmountScratch();
+    } else {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);  // does not follow symbolic links
+    }
+    return response;
+  }
+
+  SandboxConfig config_;
+  StepContext ctx_;
+};
+
+}  // namespace
+}  // namespace evald::sandbox
+
+int main() { return evald::sandbox::Init().Main(); }

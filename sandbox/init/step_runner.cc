@@ -1,0 +1,249 @@
+#include "sandbox/init/step_runner.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "sandbox/init/seccomp_filter.h"
+
+namespace evald::sandbox {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kSearchPath[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+
+void SetLimit(int resource, uint64_t soft, uint64_t hard) {
+  rlimit rl{static_cast<rlim_t>(soft), static_cast<rlim_t>(hard)};
+  ::setrlimit(resource, &rl);
+}
+
+[[noreturn]] void ChildFail(const char* what) {
+  // Only async-signal-safe calls between fork and exec.
+  char buf[256];
+  size_t n = 0;
+  auto put = [&](const char* s) {
+    while (*s && n < sizeof buf - 1) buf[n++] = *s++;
+  };
+  put("evald-sandbox: ");
+  put(what);
+  put(": ");
+  put(strerror(errno));
+  put("\n");
+  (void)!::write(2, buf, n);
+  ::_exit(126);
+}
+
+// Everything the child needs, prepared before fork so that the child allocates nothing.
+struct Prepared {
+  std::vector<std::string> argv_storage;
+  std::vector<char*> argv;
+  std::vector<std::string> env_storage;
+  std::vector<char*> env;
+  std::vector<std::string> candidates;  // executable paths to try in order
+};
+
+Prepared Prepare(const StepSpec& spec, const StepContext& ctx) {
+  Prepared p;
+  for (const auto& a : spec.argv()) p.argv_storage.push_back(a);
+  for (auto& a : p.argv_storage) p.argv.push_back(a.data());
+  p.argv.push_back(nullptr);
+  p.env_storage = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + ctx.workdir,
+                   "TMPDIR=" + ctx.workdir + "/.tmp", "LC_ALL=C", "LANG=C"};
+  for (auto& e : p.env_storage) p.env.push_back(e.data());
+  p.env.push_back(nullptr);
+  const std::string& prog = p.argv_storage.empty() ? std::string() : p.argv_storage[0];
+  if (prog.find('/') != std::string::npos) {
+    p.candidates.push_back(prog);
+  } else {
+    for (const char* dir : kSearchPath) p.candidates.push_back(std::string(dir) + "/" + prog);
+  }
+  return p;
+}
+
+[[noreturn]] void ExecChild(const StepSpec& spec, const StepContext& ctx, const Prepared& p,
+                            int out_fd) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull < 0 || ::dup2(devnull, 0) < 0) ChildFail("stdin");
+  if (::dup2(out_fd, 1) < 0 || ::dup2(out_fd, 2) < 0) ChildFail("stdout");
+  ::syscall(SYS_close_range, 3U, ~0U, 0U);
+  if (::chdir(ctx.workdir.c_str()) != 0) ChildFail("chdir");
+  ::umask(022);
+
+  SetLimit(RLIMIT_CORE, 0, 0);
+  if (spec.address_space_bytes()) SetLimit(RLIMIT_AS, spec.address_space_bytes(), spec.address_space_bytes());
+  if (spec.cpu_seconds()) SetLimit(RLIMIT_CPU, spec.cpu_seconds(), spec.cpu_seconds() + 1);
+  if (spec.file_size_bytes()) SetLimit(RLIMIT_FSIZE, spec.file_size_bytes(), spec.file_size_bytes());
+  if (spec.max_open_files()) SetLimit(RLIMIT_NOFILE, spec.max_open_files(), spec.max_open_files());
+  if (spec.max_processes()) SetLimit(RLIMIT_NPROC, spec.max_processes(), spec.max_processes());
+  SetLimit(RLIMIT_MEMLOCK, 0, 0);
+  SetLimit(RLIMIT_MSGQUEUE, 0, 0);
+
+  if (ctx.uid != 0) {
+    gid_t g = ctx.gid;
+    if (::setgroups(0, nullptr) != 0 && errno != EPERM) ChildFail("setgroups");
+    if (::setresgid(g, g, g) != 0) ChildFail("setresgid");
+    if (::setresuid(ctx.uid, ctx.uid, ctx.uid) != 0) ChildFail("setresuid");
+  }
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ChildFail("no_new_privs");
+  if (ctx.seccomp && InstallSeccompDenyList() != 0) ChildFail("seccomp");
+  for (const auto& path : p.candidates) {
+    ::execve(path.c_str(), p.argv.data(), p.env.data());
+  }
+  ChildFail("exec");
+}
+
+}  // namespace
+
+void KillLeftovers(const StepContext& ctx, pid_t step_group) {
+  if (step_group > 0) ::kill(-step_group, SIGKILL);
+  if (ctx.pid_namespace) {
+    // We are pid 1 of the sandbox's namespace: every other process in it is a step's.
+    ::kill(-1, SIGKILL);
+  } else if (ctx.uid != 0) {
+    // No pid namespace, but the steps run under a uid of their own: a helper with that uid
+    // can signal exactly them (kill(-1) never signals the caller itself).
+    pid_t helper = ::fork();
+    if (helper == 0) {
+      if (::setresgid(ctx.gid, ctx.gid, ctx.gid) == 0 && ::setresuid(ctx.uid, ctx.uid, ctx.uid) == 0)
+        ::kill(-1, SIGKILL);
+      ::_exit(0);
+    }
+    if (helper > 0) ::waitpid(helper, nullptr, 0);
+  }
+  // Reap everything that was ours (in a pid namespace, orphans are re-parented to us).
+  while (true) {
+    pid_t r = ::waitpid(-1, nullptr, ctx.pid_namespace ? 0 : WNOHANG);
+    if (r > 0) continue;
+    if (r < 0 && errno == EINTR) continue;
+    break;
+  }
+}
+
+StepResult RunStep(const StepSpec& spec, const StepContext& ctx) {
+  StepResult result;
+  if (spec.argv_size() == 0) {
+    result.set_outcome(StepResult::START_FAILED);
+    result.set_output("empty command");
+    return result;
+  }
+  Prepared prepared = Prepare(spec, ctx);
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
+    result.set_outcome(StepResult::START_FAILED);
+    result.set_output(std::string("pipe: ") + std::strerror(errno));
+    return result;
+  }
+  auto start = Clock::now();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    result.set_outcome(StepResult::START_FAILED);
+    result.set_output(std::string("fork: ") + std::strerror(errno));
+    return result;
+  }
+  if (pid == 0) ExecChild(spec, ctx, prepared, pipefd[1]);
+  ::setpgid(pid, pid);  // also done in the child; whichever runs first wins the race
+  ::close(pipefd[1]);
+  ::fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+
+  const uint64_t cap = spec.max_output_bytes() ? spec.max_output_bytes() : (1u << 20);
+  const auto deadline = start + std::chrono::milliseconds(spec.timeout_ms() ? spec.timeout_ms() : 30000);
+  std::string output;
+  bool pipe_open = true, exited = false, timed_out = false, flooded = false;
+  int status = 0;
+  rusage usage{};
+  char buf[65536];
+
+  auto drain = [&]() {
+    while (pipe_open) {
+      ssize_t n = ::read(pipefd[0], buf, sizeof buf);
+      if (n > 0) {
+        if (output.size() + static_cast<size_t>(n) > cap) {
+          output.append(buf, cap - output.size());
+          flooded = true;
+          return;
+        }
+        output.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      if (n == 0) pipe_open = false;
+      if (n < 0 && errno == EINTR) continue;
+      return;  // EAGAIN: nothing more for now
+    }
+  };
+
+  while (!exited && !flooded) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd fds[2];
+    int nfds = 0;
+    if (pipe_open) fds[nfds++] = {pipefd[0], POLLIN, 0};
+    if (pidfd >= 0) fds[nfds++] = {pidfd, POLLIN, 0};
+    // Without a pidfd the exit is noticed by polling waitpid every 5 ms.
+    int wait_ms = pidfd >= 0 ? static_cast<int>(left) : std::min<int>(static_cast<int>(left), 5);
+    if (nfds > 0) {
+      int rc = ::poll(fds, nfds, wait_ms);
+      if (rc < 0 && errno != EINTR) break;
+    } else {
+      ::usleep(static_cast<useconds_t>(wait_ms) * 1000);
+    }
+    drain();
+    pid_t r = ::wait4(pid, &status, WNOHANG, &usage);
+    if (r == pid) {
+      exited = true;
+      drain();  // what the step wrote just before exiting
+    }
+  }
+  if (!exited) {
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+    while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+    }
+  }
+  KillLeftovers(ctx, pid);
+  if (pidfd >= 0) ::close(pidfd);
+  ::close(pipefd[0]);
+
+  result.set_wall_ms(static_cast<uint32_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()));
+  result.set_max_rss_kb(static_cast<uint64_t>(usage.ru_maxrss));
+  result.set_cpu_ms(static_cast<uint64_t>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 +
+                    static_cast<uint64_t>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000);
+  result.set_output(std::move(output));
+  if (flooded) {
+    result.set_outcome(StepResult::OUTPUT_LIMIT);
+  } else if (timed_out) {
+    result.set_outcome(StepResult::TIMED_OUT);
+  } else if (WIFSIGNALED(status)) {
+    result.set_outcome(StepResult::SIGNALED);
+    result.set_signal(WTERMSIG(status));
+  } else {
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.set_exit_code(code);
+    result.set_outcome(StepResult::EXITED);
+  }
+  return result;
+}
+
+}  // namespace evald::sandbox
