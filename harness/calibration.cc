@@ -8,10 +8,13 @@
 namespace evald {
 
 Calibration CalibrateProblem(SandboxWorker& worker, SimulatorKind simulator,
-                             const SimulatorLimits& limits, const Problem& problem) {
+                             const SimulatorLimits& limits, const Problem& problem,
+                             DesignRun* run_out) {
   Calibration cal;
-  Verdict v = GradeDesign(worker, simulator, limits, problem, ReferenceAsDesign(problem.reference),
-                          nullptr);
+  const std::string design = ReferenceAsDesign(problem.reference);
+  DesignRun run = RunDesign(worker, simulator, limits, problem, design);
+  Verdict v = ClassifyRun(run, simulator, design, nullptr);
+  if (run_out) *run_out = std::move(run);
   cal.compile_seconds = v.compile_seconds;
   cal.simulate_seconds = v.simulate_seconds;
   cal.samples_checked = v.samples_checked;

@@ -10,8 +10,11 @@
 
 namespace evald {
 
+// run_out (optional) receives the raw run, so that samples identical to the reference can be
+// graded from it without simulating again.
 Calibration CalibrateProblem(SandboxWorker& worker, SimulatorKind simulator,
-                             const SimulatorLimits& limits, const Problem& problem);
+                             const SimulatorLimits& limits, const Problem& problem,
+                             DesignRun* run_out = nullptr);
 
 // Limits for grading samples of a calibrated problem: the simulation limit is derived from the
 // reference's own run time (20x plus 2 s, at least 5 s, at most the base limit) unless the user

@@ -66,8 +66,28 @@ std::string FirstErrorLine(const std::string& log) {
   return lines.empty() ? std::string() : std::string(lines.front().substr(0, 300));
 }
 
+// RLIMIT_AS makes allocation fail inside the tool, which then aborts or crashes on its own
+// (vvp: SIGABRT). A failed step whose resident memory reached most of its address-space limit
+// ran out of memory.
+bool NearMemoryLimit(const StepResult& step, uint64_t address_space) {
+  return address_space > 0 && step.max_rss_kb() * 1024 >= address_space / 4 * 3;
+}
+
 // A step that ended for a reason other than its own exit: a sandbox limit or the wall clock.
-bool LimitVerdict(const StepResult& step, bool oom, const char* what, Verdict* v) {
+bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, const char* what,
+                  Verdict* v) {
+  bool failed = !(step.outcome() == StepResult::EXITED && step.exit_code() == 0);
+  const std::string& out = step.output();
+  bool says_oom = out.find("std::bad_alloc") != std::string::npos ||
+                  out.find("virtual memory exhausted") != std::string::npos ||
+                  out.find("Cannot allocate memory") != std::string::npos;
+  if (failed && step.outcome() != StepResult::TIMED_OUT && step.outcome() != StepResult::OUTPUT_LIMIT &&
+      (says_oom || NearMemoryLimit(step, address_space))) {
+    v->category = category::kResourceLimit;
+    v->detail = std::string(what) + " ran out of memory (" + std::to_string(step.max_rss_kb() / 1024) +
+                " MiB resident)";
+    return true;
+  }
   switch (step.outcome()) {
     case StepResult::TIMED_OUT:
       v->category = category::kTimeout;
@@ -107,35 +127,61 @@ std::chrono::milliseconds JobDeadline(const SimulatorLimits& limits) {
                                    limits.simulate_timeout_ms + 15000);
 }
 
+DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,
+                    const Problem& problem, const std::string& design) {
+  DesignRun run;
+  run.limits = limits;
+  run.nonce = RandomHex(8);
+  auto bench = HardenTestbench(problem.testbench, problem.reference, run.nonce);
+  if (!bench.ok()) {
+    run.bench_status = bench.status();
+    return run;
+  }
+  run.tag = bench->tag;
+  if (simulator == SimulatorKind::kVerilator && !worker.layers().ContainsNativeCode()) {
+    run.status = Status::Unavailable("refusing to run Verilator outside a complete sandbox (" +
+                                     worker.layers().Describe() + ")");
+    return run;
+  }
+  auto response = worker.Run(BuildSimulationJob(simulator, *bench, design, run.nonce, limits),
+                             JobDeadline(limits));
+  run.oom_killed = worker.last_job_oom_killed();
+  if (!response.ok()) {
+    run.status = response.status();
+  } else {
+    run.response = std::move(*response);
+  }
+  return run;
+}
+
 Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,
                     const Problem& problem, const std::string& design,
                     const Calibration* calibration) {
+  return ClassifyRun(RunDesign(worker, simulator, limits, problem, design), simulator, design,
+                     calibration);
+}
+
+Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::string& design,
+                    const Calibration* calibration) {
   Verdict v;
-  const std::string nonce = RandomHex(8);
-  auto bench = HardenTestbench(problem.testbench, problem.reference, nonce);
-  if (!bench.ok()) {
+  if (!run.bench_status.ok()) {
     v.category = category::kUngradable;
-    v.detail = bench.status().message();
+    v.detail = run.bench_status.message();
     return v;
   }
-  if (simulator == SimulatorKind::kVerilator && !worker.layers().ContainsNativeCode()) {
-    v.category = category::kInternalError;
-    v.detail = "refusing to run Verilator outside a complete sandbox (" + worker.layers().Describe() + ")";
-    return v;
-  }
-  auto response = worker.Run(BuildSimulationJob(simulator, *bench, design, nonce, limits),
-                             JobDeadline(limits));
-  if (!response.ok()) {
-    if (worker.last_job_oom_killed()) {
+  if (!run.status.ok()) {
+    if (run.oom_killed) {
       v.category = category::kResourceLimit;
       v.detail = "killed by the sandbox memory limit";
     } else {
       v.category = category::kInternalError;
-      v.detail = response.status().ToString();
+      v.detail = run.status.ToString();
     }
     return v;
   }
-  const bool oom = worker.last_job_oom_killed();
+  const std::string& nonce = run.nonce;
+  const sandbox::JobResponse* response = &run.response;
+  const bool oom = run.oom_killed;
   const auto& steps = response->steps();
   if (steps.empty()) {
     v.detail = "sandbox returned no step results";
@@ -144,7 +190,7 @@ Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
   const StepResult& compile = steps[0];
   std::string log = compile.output();
   if (steps.size() > 1) log += steps[1].output();
-  log = py::ReplaceAll(log, bench->tag + " ", "");
+  log = py::ReplaceAll(log, run.tag + " ", "");
   // Keep only the design's own module names in messages.
   log = py::ReplaceAll(log, "_" + nonce, "");
   v.log = Bound(log);
@@ -165,7 +211,7 @@ Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
     return v;
   }
 
-  if (LimitVerdict(compile, oom, "compilation", &v)) return v;
+  if (LimitVerdict(compile, oom, run.limits.compile_address_space, "compilation", &v)) return v;
   if (compile.outcome() != StepResult::EXITED || compile.exit_code() != 0 || steps.size() < 2) {
     char c = BenchmarkLogCategory(compile.output());
     if (c == '?' || c == '.' || c == 'T') c = category::kCompileOther;
@@ -174,11 +220,11 @@ Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
     return v;
   }
 
-  const StepResult& run = steps[1];
-  v.simulate_seconds = run.wall_ms() / 1000.0;
-  if (LimitVerdict(run, oom, "simulation", &v)) return v;
+  const StepResult& sim = steps[1];
+  v.simulate_seconds = sim.wall_ms() / 1000.0;
+  if (LimitVerdict(sim, oom, run.limits.simulate_address_space, "simulation", &v)) return v;
 
-  ResultLines res = ScanOutput(run.output(), bench->tag);
+  ResultLines res = ScanOutput(sim.output(), run.tag);
   v.mismatches = res.mismatches;
   v.samples_checked = res.samples;
   v.testbench_timeout = res.tagged_timeout;
@@ -187,9 +233,9 @@ Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
     v.detail = "the output carries a result line the testbench did not print (forged result)";
     return v;
   }
-  if (run.outcome() == StepResult::SIGNALED) {
+  if (sim.outcome() == StepResult::SIGNALED) {
     v.category = category::kRuntimeMismatch;
-    v.detail = "simulator died with signal " + std::to_string(run.signal());
+    v.detail = "simulator died with signal " + std::to_string(sim.signal());
     return v;
   }
   if (res.tagged == 0) {
@@ -197,9 +243,9 @@ Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
     v.detail = "simulation ended without the testbench's result line";
     return v;
   }
-  if (run.exit_code() != 0) {
+  if (sim.exit_code() != 0) {
     v.category = category::kRuntimeMismatch;
-    v.detail = "simulator exited with status " + std::to_string(run.exit_code());
+    v.detail = "simulator exited with status " + std::to_string(sim.exit_code());
     return v;
   }
   if (calibration == nullptr) {

@@ -39,7 +39,27 @@ struct Verdict {
   std::string log;                 // compile + simulation output, tags removed, bounded
 };
 
-// calibration == nullptr grades the reference itself (any M accepted, TIMEOUT recorded).
+// The raw outcome of compiling and simulating one design: what the sandbox returned.
+struct DesignRun {
+  Status status;                 // not ok: the sandbox could not run the job
+  bool oom_killed = false;       // the worker's cgroup recorded an OOM kill during the job
+  SimulatorLimits limits;        // what the job ran under
+  std::string nonce;
+  std::string tag;               // the result-line tag of the hardened testbench
+  Status bench_status;           // not ok: the testbench cannot be hardened (no result line)
+  sandbox::JobResponse response;
+};
+
+DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,
+                    const Problem& problem, const std::string& design);
+
+// The verdict for a run. calibration == nullptr grades the reference itself (any M accepted,
+// TIMEOUT recorded). The same run can be classified again against a calibration: a sample whose
+// code is the reference's needs no second simulation.
+Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::string& design,
+                    const Calibration* calibration);
+
+// RunDesign + ClassifyRun.
 Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,
                     const Problem& problem, const std::string& design,
                     const Calibration* calibration);

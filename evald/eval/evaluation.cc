@@ -16,6 +16,7 @@
 #include "evald/metrics/pass_at_k.h"
 #include "harness/calibration.h"
 #include "harness/failure_category.h"
+#include "harness/testbench_hardening.h"
 
 namespace evald {
 
@@ -54,19 +55,23 @@ std::string SimulatorVersion(SandboxPool& pool, SimulatorKind kind) {
   return version;
 }
 
+// Calibrates every problem; `runs` (optional) receives each reference run by problem name.
 std::map<std::string, Calibration> CalibrateAll(SandboxPool& pool, SimulatorKind kind,
                                                 const SimulatorLimits& limits,
                                                 const std::vector<const Problem*>& problems,
-                                                std::map<std::string, char>* verdicts) {
+                                                std::map<std::string, char>* verdicts,
+                                                std::map<std::string, DesignRun>* runs) {
   std::map<std::string, Calibration> out;
   std::mutex mu;
   for (const Problem* p : problems) {
     pool.Submit([&, p](SandboxWorker& w) {
-      Calibration c = CalibrateProblem(w, kind, limits, *p);
+      DesignRun run;
+      Calibration c = CalibrateProblem(w, kind, limits, *p, &run);
       char letter = c.gradable ? '.' : (c.note.find("could not run") != std::string::npos ? '!' : 'X');
       std::lock_guard<std::mutex> lock(mu);
       out[p->name] = c;
       (*verdicts)[p->name] = letter;
+      if (runs) (*runs)[p->name] = std::move(run);
     });
   }
   pool.Wait();
@@ -218,18 +223,31 @@ StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& sam
   // 3. Calibrate the problems in use.
   const SimulatorLimits base = DefaultLimits(options.simulator);
   std::map<std::string, char> cal_verdicts;
-  auto calibration = CalibrateAll(pool, options.simulator, base, used_problems, &cal_verdicts);
+  std::map<std::string, DesignRun> reference_runs;
+  auto calibration =
+      CalibrateAll(pool, options.simulator, base, used_problems, &cal_verdicts, &reference_runs);
   for (const Problem* p : used_problems)
     *report.add_calibration() = ToProto(p->name, calibration[p->name], cal_verdicts[p->name]);
 
   // 4. One simulation per distinct (problem, code).
   std::map<std::string, size_t> first_of_key;
   std::vector<size_t> unique;
-  for (size_t i = 0; i < pending.size(); ++i) {
-    if (first_of_key.emplace(pending[i].key, i).second) unique.push_back(i);
-  }
-  report.mutable_summary()->set_simulations(static_cast<int>(unique.size()));
   std::vector<Verdict> verdicts(pending.size());
+  int simulations = static_cast<int>(used_problems.size());
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (!first_of_key.emplace(pending[i].key, i).second) continue;
+    // A sample that is the reference itself was already simulated by the calibration.
+    const Pending& p = pending[i];
+    const Problem* problem = dataset.Find(p.result.problem());
+    if (p.code == ReferenceAsDesign(problem->reference)) {
+      verdicts[i] = ClassifyRun(reference_runs[problem->name], options.simulator, p.code,
+                                &calibration[problem->name]);
+      continue;
+    }
+    unique.push_back(i);
+    ++simulations;
+  }
+  report.mutable_summary()->set_simulations(simulations);
   std::atomic<int> done{0};
   const int total = static_cast<int>(unique.size());
   for (size_t i : unique) {
@@ -287,7 +305,8 @@ StatusOr<v1::DatasetCheckReport> CheckDataset(const Dataset& dataset, const Eval
   std::vector<const Problem*> problems;
   for (const auto& p : dataset.problems()) problems.push_back(&p);
   std::map<std::string, char> verdicts;
-  auto cal = CalibrateAll(pool, options.simulator, DefaultLimits(options.simulator), problems, &verdicts);
+  auto cal = CalibrateAll(pool, options.simulator, DefaultLimits(options.simulator), problems,
+                          &verdicts, nullptr);
   for (const Problem* p : problems) {
     const Calibration& c = cal[p->name];
     *out.add_problems() = ToProto(p->name, c, verdicts[p->name]);

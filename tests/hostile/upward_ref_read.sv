@@ -1,0 +1,9 @@
+// expect: I
+// Copies the reference instance's output.
+module TopModule (
+  input a,
+  input b,
+  output out
+);
+  assign out = good1.out;
+endmodule

@@ -1,0 +1,246 @@
+// Containment tests of the sandbox itself, with ordinary programs standing in for hostile
+// designs: they try what a design executed by Verilator (or a broken simulator) could try.
+#include "sandbox/sandbox_worker.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "evald/common/file_io.h"
+#include "test_support.h"
+
+namespace evald {
+namespace {
+
+using sandbox::JobRequest;
+using sandbox::StepResult;
+using namespace std::chrono_literals;
+
+class SandboxTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    worker_ = std::make_unique<SandboxWorker>(SandboxOptions{}, 0);
+    Status st = worker_->Start();
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+
+  // Runs `sh -c script` with generous defaults that single tests tighten.
+  StepResult Sh(const std::string& script, uint32_t timeout_ms = 10000,
+                std::map<std::string, std::string> files = {}) {
+    JobRequest job;
+    for (auto& [k, v] : files) (*job.mutable_files())[k] = v;
+    auto* step = job.add_steps();
+    step->add_argv("sh");
+    step->add_argv("-c");
+    step->add_argv(script);
+    step->set_timeout_ms(timeout_ms);
+    step->set_max_output_bytes(1 << 20);
+    step->set_max_processes(64);
+    step->set_address_space_bytes(1ull << 30);
+    step->set_file_size_bytes(16 << 20);
+    step->set_cpu_seconds(timeout_ms / 1000 + 2);
+    return RunJob(job);
+  }
+
+  StepResult RunJob(const JobRequest& job) {
+    auto r = worker_->Run(job, 60s);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok() || r->steps_size() == 0) return StepResult();
+    return r->steps(0);
+  }
+
+  bool Full() const { return worker_->layers().ContainsNativeCode(); }
+
+  std::unique_ptr<SandboxWorker> worker_;
+};
+
+TEST_F(SandboxTest, ReportsItsLayers) {
+  std::string d = worker_->layers().Describe();
+  EXPECT_NE(d.find("rlimits=on"), std::string::npos) << d;
+  if (::geteuid() == 0) {
+    // As root on Linux every layer but cgroups must be there (CI runs as root).
+    EXPECT_TRUE(Full()) << d;
+  }
+}
+
+TEST_F(SandboxTest, RunsAStepAndCapturesBothStreams) {
+  auto r = Sh("echo out; echo err >&2; exit 3");
+  EXPECT_EQ(r.outcome(), StepResult::EXITED);
+  EXPECT_EQ(r.exit_code(), 3);
+  EXPECT_NE(r.output().find("out\n"), std::string::npos);
+  EXPECT_NE(r.output().find("err\n"), std::string::npos);
+}
+
+TEST_F(SandboxTest, InputsAreReadOnlyAndIdentityIsUnprivileged) {
+  auto r = Sh("cat in.txt; echo x > in.txt && echo WROTE; id -u; echo scratch-ok > mine && cat mine",
+              10000, {{"in.txt", "data\n"}});
+  EXPECT_NE(r.output().find("data\n"), std::string::npos);
+  EXPECT_EQ(r.output().find("WROTE"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("scratch-ok"), std::string::npos) << r.output();
+  if (Full()) EXPECT_EQ(r.output().find("\n0\n"), std::string::npos) << r.output();
+}
+
+TEST_F(SandboxTest, HostFilesAreInvisible) {
+  if (!Full()) GTEST_SKIP() << worker_->layers().Describe();
+  std::string src = testing::SourceDir();
+  auto r = Sh("for p in " + src + " /root /home /etc/passwd /etc/shadow /etc/hostname /var /run " +
+              "/sys/fs/cgroup /proc/1/root/etc/passwd; do test -e $p && echo VISIBLE $p; done; "
+              "ls /; echo end");
+  EXPECT_EQ(r.output().find("VISIBLE"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("usr"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("end"), std::string::npos);
+}
+
+TEST_F(SandboxTest, WritesOutsideTheScratchDirectoryFail) {
+  std::string marker = "/tmp/evald-sandbox-marker-" + std::to_string(::getpid());
+  ::unlink(marker.c_str());
+  auto r = Sh("for p in " + marker + " /usr/evald-x /etc/evald-x /evald-x /dev/evald-x " +
+              testing::SourceDir() + "/evald-x; do (echo pwned > $p) 2>/dev/null && echo WROTE $p; "
+              "done; echo end");
+  EXPECT_NE(r.output().find("end"), std::string::npos);
+  if (Full()) {
+    // /tmp inside is the job's own scratch: writing there is allowed and lands nowhere.
+    EXPECT_EQ(r.output().find("WROTE /usr"), std::string::npos) << r.output();
+    EXPECT_EQ(r.output().find("WROTE /etc"), std::string::npos) << r.output();
+    EXPECT_EQ(r.output().find("WROTE /evald-x"), std::string::npos) << r.output();
+  }
+  EXPECT_FALSE(IsRegularFile(marker));
+  EXPECT_FALSE(IsRegularFile(testing::SourceDir() + "/evald-x"));
+}
+
+TEST_F(SandboxTest, NoNetworkAndNoPrivilegedCalls) {
+  if (!Full()) GTEST_SKIP();
+  auto r = Sh(
+      "perl -e 'use Socket; socket(my $s, PF_INET, SOCK_STREAM, 0) or die \"socket: $!\\n\"; print "
+      "\"SOCKET OK\\n\"'; perl -e 'use Socket; socket(my $s, PF_UNIX, SOCK_STREAM, 0) or die "
+      "\"unix: $!\\n\"'; grep Seccomp: /proc/self/status; unshare -U true && echo UNSHARED; "
+      "mount -t tmpfs x /work/.tmp 2>/dev/null && echo MOUNTED; echo end");
+  EXPECT_EQ(r.output().find("SOCKET OK"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("socket: Operation not permitted"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("unix: Operation not permitted"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("Seccomp:\t2"), std::string::npos) << r.output();
+  EXPECT_EQ(r.output().find("UNSHARED"), std::string::npos) << r.output();
+  EXPECT_EQ(r.output().find("MOUNTED"), std::string::npos) << r.output();
+}
+
+TEST_F(SandboxTest, TimeoutKillsTheWholeTree) {
+  auto start = std::chrono::steady_clock::now();
+  auto r = Sh("sleep 100 & (setsid sleep 100 &) ; sleep 100", 500);
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.outcome(), StepResult::TIMED_OUT);
+  EXPECT_LT(took, 5s);
+  if (!Full()) return;
+  // Nothing survives into the next job: only this job's own processes exist.
+  auto ps = Sh("ls /proc | grep -c '^[0-9]'");
+  int count = std::atoi(ps.output().c_str());
+  EXPECT_GT(count, 0);
+  EXPECT_LE(count, 4) << ps.output();
+}
+
+TEST_F(SandboxTest, ForkBombIsContained) {
+  auto start = std::chrono::steady_clock::now();
+  auto r = Sh("b() { b | b & }; b; sleep 3", 3000);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);
+  (void)r;
+  // The worker (and the host) still run jobs normally afterwards.
+  auto after = Sh("echo alive");
+  EXPECT_EQ(after.exit_code(), 0);
+  EXPECT_NE(after.output().find("alive"), std::string::npos);
+}
+
+TEST_F(SandboxTest, OutputFloodIsCut) {
+  JobRequest job;
+  auto* step = job.add_steps();
+  step->add_argv("yes");
+  step->add_argv("flood");
+  step->set_timeout_ms(10000);
+  step->set_max_output_bytes(64 * 1024);
+  auto start = std::chrono::steady_clock::now();
+  auto r = RunJob(job);
+  EXPECT_EQ(r.outcome(), StepResult::OUTPUT_LIMIT);
+  EXPECT_EQ(r.output().size(), 64u * 1024);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+TEST_F(SandboxTest, MemoryFileSizeAndDiskLimits) {
+  JobRequest job;
+  auto* step = job.add_steps();
+  for (const char* a : {"perl", "-e", "my $x = 'a' x (1536 * 1024 * 1024); print length($x)"})
+    step->add_argv(a);
+  step->set_timeout_ms(20000);
+  step->set_address_space_bytes(512ull << 20);
+  auto mem = RunJob(job);
+  EXPECT_FALSE(mem.outcome() == StepResult::EXITED && mem.exit_code() == 0) << mem.output();
+  EXPECT_LT(mem.max_rss_kb(), 600u * 1024);
+
+  JobRequest big;
+  auto* dd = big.add_steps();
+  for (const char* a : {"dd", "if=/dev/zero", "of=big", "bs=1M", "count=64"}) dd->add_argv(a);
+  dd->set_timeout_ms(20000);
+  dd->set_file_size_bytes(1 << 20);
+  auto fsz = RunJob(big);
+  EXPECT_EQ(fsz.outcome(), StepResult::SIGNALED);
+  EXPECT_EQ(fsz.signal(), SIGXFSZ);
+
+  if (!Full()) return;
+  // Many files, each under the file-size limit, still cannot fill the host's disk: the
+  // scratch directory is a tmpfs of bounded size.
+  auto disk = Sh("i=0; while [ $i -lt 64 ]; do dd if=/dev/zero of=f$i bs=1M count=8 2>/dev/null || "
+                 "{ echo FULL at $i; break; }; i=$((i+1)); done", 60000);
+  EXPECT_NE(disk.output().find("FULL"), std::string::npos) << disk.output();
+}
+
+TEST_F(SandboxTest, EveryJobGetsAFreshScratchDirectory) {
+  auto first = Sh("ln -s /etc/passwd link; ln -s / root; echo left > behind; ls");
+  EXPECT_NE(first.output().find("behind"), std::string::npos);
+  auto second = Sh("ls -A | grep -v '^.tmp$'; echo end");
+  EXPECT_EQ(second.output(), "end\n");
+}
+
+TEST_F(SandboxTest, RejectsHostileFileNames) {
+  JobRequest job;
+  (*job.mutable_files())["../escape"] = "x";
+  job.add_steps()->add_argv("true");
+  auto r = worker_->Run(job, 10s);
+  EXPECT_FALSE(r.ok());
+  // The worker keeps serving.
+  EXPECT_EQ(Sh("echo ok").output(), "ok\n");
+}
+
+TEST_F(SandboxTest, OverrunningJobsKillTheWorkerWhichRestarts) {
+  JobRequest job;
+  auto* step = job.add_steps();
+  step->add_argv("sleep");
+  step->add_argv("30");
+  step->set_timeout_ms(30000);
+  auto r = worker_->Run(job, 300ms);  // the host's own deadline fires first
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(Sh("echo back").output(), "back\n");
+}
+
+TEST_F(SandboxTest, WorkersRunConcurrently) {
+  SandboxWorker other(SandboxOptions{}, 1);
+  ASSERT_TRUE(other.Start().ok());
+  StepResult a, b;
+  std::thread t([&] {
+    JobRequest job;
+    auto* s = job.add_steps();
+    s->add_argv("sh");
+    s->add_argv("-c");
+    s->add_argv("sleep 0.3; echo A");
+    s->set_timeout_ms(5000);
+    auto r = other.Run(job, 10s);
+    if (r.ok()) a = r->steps(0);
+  });
+  b = Sh("sleep 0.3; echo B");
+  t.join();
+  EXPECT_EQ(a.output(), "A\n");
+  EXPECT_EQ(b.output(), "B\n");
+}
+
+}  // namespace
+}  // namespace evald

@@ -1,0 +1,41 @@
+#include "harness/testbench_hardening.h"
+
+#include <gtest/gtest.h>
+
+namespace evald {
+namespace {
+
+const char* kBench =
+    "module stimulus_gen(input clk); endmodule\n"
+    "module tb();\n  stats stats1;\n  stimulus_gen stim1(.clk);\n  RefModule good1(.x(x_ref));\n"
+    "  TopModule top_module1(.x(x_dut));\n  wire tb_match;\n"
+    "  final $display(\"Mismatches: %1d in %1d samples\", stats1.errors, stats1.clocks);\n"
+    "  initial begin #1000000 $display(\"TIMEOUT\"); $finish(); end\nendmodule\n";
+
+TEST(Hardening, RenamesScopesAndTagsResultLines) {
+  auto h = HardenTestbench(kBench, "module RefModule(output x); endmodule", "abc123");
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->top, "tb_abc123");
+  EXPECT_EQ(h->tag, "[evald-abc123]");
+  const std::string& tb = h->testbench;
+  EXPECT_NE(tb.find("module tb_abc123()"), std::string::npos);
+  EXPECT_NE(tb.find("stats stats1_abc123;"), std::string::npos);
+  EXPECT_NE(tb.find("RefModule_abc123 good1_abc123"), std::string::npos);
+  EXPECT_NE(tb.find("TopModule top_module1_abc123"), std::string::npos);  // the design keeps its name
+  EXPECT_NE(tb.find("wire tb_match;"), std::string::npos);                // whole words only
+  EXPECT_NE(tb.find("\"[evald-abc123] Mismatches: %1d"), std::string::npos);
+  EXPECT_NE(tb.find("$display(\"[evald-abc123] TIMEOUT\")"), std::string::npos);
+  EXPECT_EQ(h->reference, "module RefModule_abc123(output x); endmodule");
+}
+
+TEST(Hardening, RequiresAResultLine) {
+  EXPECT_FALSE(HardenTestbench("module tb(); endmodule", "", "n").ok());
+}
+
+TEST(Hardening, ReferenceAsDesign) {
+  EXPECT_EQ(ReferenceAsDesign("module RefModule (\n); // RefModuleX\nendmodule"),
+            "module TopModule (\n); // RefModuleX\nendmodule");
+}
+
+}  // namespace
+}  // namespace evald
