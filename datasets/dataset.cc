@@ -15,7 +15,9 @@ namespace {
 constexpr size_t kMaxProblemFileBytes = 4u << 20;
 constexpr size_t kMaxProblems = 100000;
 
-std::string Parent(const std::string& p) { return fs::path(p).parent_path().string(); }
+std::string Parent(const std::string& p) {
+  return fs::path(p).parent_path().string();
+}
 }  // namespace
 
 bool IsValidProblemName(std::string_view name) {
@@ -120,7 +122,8 @@ StatusOr<std::string> Dataset::IclPrefix(int shots) const {
   std::string file = "verilog-example-prefix_" + std::string(TaskName(task_)) + "_" +
                      std::to_string(shots) + "-shot.txt";
   for (const auto& dir : icl_dirs_) {
-    if (IsRegularFile(dir + "/" + file)) return ReadFileBounded(dir + "/" + file, kMaxProblemFileBytes);
+    if (IsRegularFile(dir + "/" + file))
+      return ReadFileBounded(dir + "/" + file, kMaxProblemFileBytes);
   }
   return Status::NotFound("in-context examples " + file + " not found beside " + folder_ +
                           " (looked in icl/ and scripts/)");

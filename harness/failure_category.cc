@@ -8,24 +8,42 @@ namespace evald {
 
 std::string_view CategoryDescription(char letter) {
   switch (letter) {
-    case '.': return "pass";
-    case 'S': return "syntax error";
-    case 'e': return "explicit cast required";
-    case '0': return "sized constant of size zero";
-    case 'n': return "always block with no sensitivities";
-    case 'w': return "declared as wire";
-    case 'm': return "unknown module type";
-    case 'c': return "unable to bind clk";
-    case 'T': return "timeout";
-    case 'p': return "unable to bind wire/reg";
-    case 'C': return "other compile error";
-    case 'r': return "runtime mismatch (design uses an asynchronous reset)";
-    case 'R': return "runtime mismatch";
-    case 'I': return "integrity violation (reaches outside the design or forges the result)";
-    case 'L': return "sandbox resource limit (memory, output, file size, processes)";
-    case 'X': return "problem ungradable with this simulator (the reference fails)";
-    case '!': return "internal error (the sample could not be run)";
-    default: return "unknown";
+    case '.':
+      return "pass";
+    case 'S':
+      return "syntax error";
+    case 'e':
+      return "explicit cast required";
+    case '0':
+      return "sized constant of size zero";
+    case 'n':
+      return "always block with no sensitivities";
+    case 'w':
+      return "declared as wire";
+    case 'm':
+      return "unknown module type";
+    case 'c':
+      return "unable to bind clk";
+    case 'T':
+      return "timeout";
+    case 'p':
+      return "unable to bind wire/reg";
+    case 'C':
+      return "other compile error";
+    case 'r':
+      return "runtime mismatch (design uses an asynchronous reset)";
+    case 'R':
+      return "runtime mismatch";
+    case 'I':
+      return "integrity violation (reaches outside the design or forges the result)";
+    case 'L':
+      return "sandbox resource limit (memory, output, file size, processes)";
+    case 'X':
+      return "problem ungradable with this simulator (the reference fails)";
+    case '!':
+      return "internal error (the sample could not be run)";
+    default:
+      return "unknown";
   }
 }
 

@@ -23,10 +23,10 @@ inline constexpr char kCompileOther = 'C';
 inline constexpr char kResetMismatch = 'r';
 inline constexpr char kRuntimeMismatch = 'R';
 // evald's letters
-inline constexpr char kIntegrity = 'I';       // reaches outside the design or forges the result
-inline constexpr char kResourceLimit = 'L';   // memory, output, file-size or process limit
-inline constexpr char kUngradable = 'X';      // the reference itself fails under this simulator
-inline constexpr char kInternalError = '!';   // evald could not run the sample (not its fault)
+inline constexpr char kIntegrity = 'I';      // reaches outside the design or forges the result
+inline constexpr char kResourceLimit = 'L';  // memory, output, file-size or process limit
+inline constexpr char kUngradable = 'X';     // the reference itself fails under this simulator
+inline constexpr char kInternalError = '!';  // evald could not run the sample (not its fault)
 }  // namespace category
 
 // One-line description of a category letter.

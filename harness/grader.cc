@@ -58,7 +58,8 @@ std::string Bound(std::string s) {
 
 std::string FirstErrorLine(const std::string& log) {
   for (auto line : py::SplitFileLines(log)) {
-    if (line.find("error") != std::string_view::npos || line.find("Error") != std::string_view::npos ||
+    if (line.find("error") != std::string_view::npos ||
+        line.find("Error") != std::string_view::npos ||
         line.find("sorry") != std::string_view::npos)
       return std::string(line.substr(0, 300));
   }
@@ -81,11 +82,12 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
   bool says_oom = out.find("std::bad_alloc") != std::string::npos ||
                   out.find("virtual memory exhausted") != std::string::npos ||
                   out.find("Cannot allocate memory") != std::string::npos;
-  if (failed && step.outcome() != StepResult::TIMED_OUT && step.outcome() != StepResult::OUTPUT_LIMIT &&
+  if (failed && step.outcome() != StepResult::TIMED_OUT &&
+      step.outcome() != StepResult::OUTPUT_LIMIT &&
       (says_oom || NearMemoryLimit(step, address_space))) {
     v->category = category::kResourceLimit;
-    v->detail = std::string(what) + " ran out of memory (" + std::to_string(step.max_rss_kb() / 1024) +
-                " MiB resident)";
+    v->detail = std::string(what) + " ran out of memory (" +
+                std::to_string(step.max_rss_kb() / 1024) + " MiB resident)";
     return true;
   }
   switch (step.outcome()) {
@@ -216,7 +218,8 @@ Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::st
     char c = BenchmarkLogCategory(compile.output());
     if (c == '?' || c == '.' || c == 'T') c = category::kCompileOther;
     v.category = c;
-    v.detail = "compile failed: " + py::ReplaceAll(FirstErrorLine(compile.output()), "_" + nonce, "");
+    v.detail =
+        "compile failed: " + py::ReplaceAll(FirstErrorLine(compile.output()), "_" + nonce, "");
     return v;
   }
 
@@ -278,7 +281,8 @@ Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::st
   }
   v.passed = true;
   v.category = category::kPass;
-  v.detail = res.tagged_timeout ? "pass (the testbench's TIMEOUT fires for the reference too)" : "pass";
+  v.detail =
+      res.tagged_timeout ? "pass (the testbench's TIMEOUT fires for the reference too)" : "pass";
   return v;
 }
 

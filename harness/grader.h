@@ -36,17 +36,17 @@ struct Verdict {
   std::string detail;
   double compile_seconds = 0;
   double simulate_seconds = 0;
-  std::string log;                 // compile + simulation output, tags removed, bounded
+  std::string log;  // compile + simulation output, tags removed, bounded
 };
 
 // The raw outcome of compiling and simulating one design: what the sandbox returned.
 struct DesignRun {
-  Status status;                 // not ok: the sandbox could not run the job
-  bool oom_killed = false;       // the worker's cgroup recorded an OOM kill during the job
-  SimulatorLimits limits;        // what the job ran under
+  Status status;            // not ok: the sandbox could not run the job
+  bool oom_killed = false;  // the worker's cgroup recorded an OOM kill during the job
+  SimulatorLimits limits;   // what the job ran under
   std::string nonce;
-  std::string tag;               // the result-line tag of the hardened testbench
-  Status bench_status;           // not ok: the testbench cannot be hardened (no result line)
+  std::string tag;      // the result-line tag of the hardened testbench
+  Status bench_status;  // not ok: the testbench cannot be hardened (no result line)
   sandbox::JobResponse response;
 };
 

@@ -16,8 +16,8 @@ using Kind = VerilogToken::Kind;
 const std::set<std::string, std::less<>> kTestbenchScopes = {
     "tb", "stim1", "good1", "top_module1", "stats1", "$root", "$unit"};
 
-const std::set<std::string, std::less<>> kNativeCodeTasks = {
-    "$system", "$c", "$cpure", "$c8", "$c16", "$c32", "$c64"};
+const std::set<std::string, std::less<>> kNativeCodeTasks = {"$system", "$c",   "$cpure", "$c8",
+                                                             "$c16",    "$c32", "$c64"};
 
 IntegrityFinding Violation(const VerilogToken& t, const std::string& what) {
   return {true, "line " + std::to_string(t.line) + ": " + what};

@@ -58,13 +58,14 @@ sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& 
   *run = Step(limits, false);
   if (kind == SimulatorKind::kIcarus) {
     // The benchmark's command line, with the renamed top.
-    for (const std::string& a : {std::string("iverilog"), std::string("-Wall"), std::string("-Winfloop"),
-                                 std::string("-Wno-timescale"), std::string("-g2012"),
-                                 std::string("-s"), bench.top, std::string("-o"), f.binary, f.design,
-                                 f.testbench, f.reference})
+    for (const std::string& a :
+         {std::string("iverilog"), std::string("-Wall"), std::string("-Winfloop"),
+          std::string("-Wno-timescale"), std::string("-g2012"), std::string("-s"), bench.top,
+          std::string("-o"), f.binary, f.design, f.testbench, f.reference})
       compile->add_argv(a);
     // -none: no waveform file; nothing reads it and writing it costs time and scratch space.
-    for (const std::string& a : {std::string("vvp"), std::string("-n"), f.binary, std::string("-none")})
+    for (const std::string& a :
+         {std::string("vvp"), std::string("-n"), f.binary, std::string("-none")})
       run->add_argv(a);
   } else {
     for (const std::string& a :

@@ -14,10 +14,10 @@
 namespace evald {
 
 struct HardenedBench {
-  std::string tag;         // "[evald-<nonce>]"
-  std::string top;         // the renamed top module (`tb_<nonce>`)
-  std::string testbench;   // rewritten NAME_test.sv
-  std::string reference;   // rewritten NAME_ref.sv
+  std::string tag;        // "[evald-<nonce>]"
+  std::string top;        // the renamed top module (`tb_<nonce>`)
+  std::string testbench;  // rewritten NAME_test.sv
+  std::string reference;  // rewritten NAME_ref.sv
 };
 
 // Fails (Corruption) when the testbench does not print a "Mismatches:" result line, which the

@@ -3,9 +3,15 @@
 namespace evald {
 
 namespace {
-bool IsIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool IsIdentChar(char c) { return IsIdentStart(c) || (c >= '0' && c <= '9') || c == '$'; }
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool IsIdentStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool IsIdentChar(char c) {
+  return IsIdentStart(c) || (c >= '0' && c <= '9') || c == '$';
+}
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 }  // namespace
 
 std::vector<VerilogToken> TokenizeVerilog(std::string_view s) {
@@ -51,7 +57,8 @@ std::vector<VerilogToken> TokenizeVerilog(std::string_view s) {
     if (c == '\\') {  // escaped identifier: up to white space
       size_t j = i + 1;
       while (j < s.size() && !IsSpace(s[j])) ++j;
-      out.push_back({VerilogToken::Kind::kIdentifier, std::string(s.substr(i + 1, j - i - 1)), start_line});
+      out.push_back(
+          {VerilogToken::Kind::kIdentifier, std::string(s.substr(i + 1, j - i - 1)), start_line});
       advance(j);
       continue;
     }

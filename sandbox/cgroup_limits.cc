@@ -33,8 +33,9 @@ std::string OwnCgroup(const std::string& controller) {
     size_t a = line.find(':'), b = line.find(':', a + 1);
     if (a == std::string::npos || b == std::string::npos) continue;
     std::string ctrls = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
-    if (controller.empty() ? (line.substr(0, a) == "0" && ctrls.empty())
-                           : (("," + ctrls + ",").find("," + controller + ",") != std::string::npos))
+    if (controller.empty()
+            ? (line.substr(0, a) == "0" && ctrls.empty())
+            : (("," + ctrls + ",").find("," + controller + ",") != std::string::npos))
       return path == "/" ? "" : path;
   }
   return "";

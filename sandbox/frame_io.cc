@@ -16,7 +16,8 @@ Status WriteAll(int fd, const char* data, size_t n) {
   while (n > 0) {
     ssize_t w = ::write(fd, data, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return Status::IoError(std::string("write to sandbox pipe: ") + std::strerror(errno));
+    if (w < 0)
+      return Status::IoError(std::string("write to sandbox pipe: ") + std::strerror(errno));
     data += w;
     n -= static_cast<size_t>(w);
   }
@@ -39,7 +40,8 @@ Status ReadAll(int fd, char* data, size_t n, std::chrono::steady_clock::time_poi
     }
     ssize_t r = ::read(fd, data, n);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Status::IoError(std::string("read from sandbox pipe: ") + std::strerror(errno));
+    if (r < 0)
+      return Status::IoError(std::string("read from sandbox pipe: ") + std::strerror(errno));
     if (r == 0) {
       return *got_any ? Status::Corruption("sandbox stream ended inside a frame")
                       : Status::Unavailable("sandbox closed its pipe");

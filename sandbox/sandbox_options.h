@@ -12,9 +12,9 @@ struct SandboxOptions {
   std::string init_path;
   // Fail instead of degrading when a layer is unavailable.
   bool require_full_isolation = false;
-  uint64_t scratch_bytes = 256ull << 20;  // per-job tmpfs
-  uint64_t memory_bytes = 4ull << 30;     // cgroup memory limit of one worker (processes + tmpfs)
-  uint32_t max_pids = 256;                // cgroup pids limit of one worker
+  uint64_t scratch_bytes = 256ull << 20;    // per-job tmpfs
+  uint64_t memory_bytes = 4ull << 30;       // cgroup memory limit of one worker (processes + tmpfs)
+  uint32_t max_pids = 256;                  // cgroup pids limit of one worker
   std::vector<std::string> readonly_binds;  // extra host paths the tools need (rarely)
   // Degraded mode only (no mount namespace): where per-job directories are made.
   std::string host_scratch_parent;

@@ -34,7 +34,9 @@ constexpr unsigned long kAllNamespaces =
 // exactly its own processes. Derived from our pid so that concurrent evald processes differ.
 uint32_t SandboxUid(int index) {
   static std::atomic<uint32_t> counter{0};
-  uint32_t slot = (static_cast<uint32_t>(::getpid()) * 64u + counter++ + static_cast<uint32_t>(index)) % 400000u;
+  uint32_t slot =
+      (static_cast<uint32_t>(::getpid()) * 64u + counter++ + static_cast<uint32_t>(index)) %
+      400000u;
   return 600000u + slot;
 }
 
@@ -50,8 +52,11 @@ bool WriteProcFile(const std::string& path, const std::string& value) {
 std::string SandboxLayers::Describe() const {
   auto on = [](bool b) { return b ? "on" : "OFF"; };
   std::string ns;
-  for (auto [name, flag] : {std::pair{"mount", mount_ns}, {"pid", pid_ns}, {"net", net_ns},
-                            {"ipc", ipc_ns}, {"uts", uts_ns}}) {
+  for (auto [name, flag] : {std::pair{"mount", mount_ns},
+                            {"pid", pid_ns},
+                            {"net", net_ns},
+                            {"ipc", ipc_ns},
+                            {"uts", uts_ns}}) {
     if (flag) ns += (ns.empty() ? "" : ",") + std::string(name);
   }
   std::string out = "namespaces=" + (ns.empty() ? std::string("OFF") : ns);
@@ -112,8 +117,9 @@ void SandboxWorker::Stop() {
 Status SandboxWorker::Spawn(unsigned long clone_flags) {
   std::string init = FindSandboxInit(options_.init_path);
   if (init.empty() || ::access(init.c_str(), X_OK) != 0)
-    return Status::NotFound("sandbox init executable evald-sandbox not found (looked beside the "
-                            "evald executable and in the build tree)");
+    return Status::NotFound(
+        "sandbox init executable evald-sandbox not found (looked beside the "
+        "evald executable and in the build tree)");
   int req[2], resp[2];
   if (::pipe2(req, O_CLOEXEC) != 0) return Status::IoError("pipe");
   if (::pipe2(resp, O_CLOEXEC) != 0) {
@@ -152,10 +158,10 @@ Status SandboxWorker::Start() {
   Stop();
   layers_ = SandboxLayers();
   std::string cg_why;
-  cgroup_ = CgroupLimits::Create(
-      "evald-" + std::to_string(::getpid()) + "-" + std::to_string(index_) + "-" +
-          std::to_string(SandboxUid(index_)),
-      options_.memory_bytes, options_.max_pids, &cg_why);
+  cgroup_ =
+      CgroupLimits::Create("evald-" + std::to_string(::getpid()) + "-" + std::to_string(index_) +
+                               "-" + std::to_string(SandboxUid(index_)),
+                           options_.memory_bytes, options_.max_pids, &cg_why);
 
   // As root: all namespaces directly. Otherwise: inside an unprivileged user namespace, where
   // we are root over our own mount/pid/net namespaces but cannot switch uid. Else: none.
@@ -213,7 +219,8 @@ Status SandboxWorker::Start() {
                              ? std::filesystem::temp_directory_path().string()
                              : options_.host_scratch_parent;
       std::string tmpl = base + "/evald-sandbox-XXXXXX";
-      if (!::mkdtemp(tmpl.data())) return Status::IoError("cannot create scratch parent in " + base);
+      if (!::mkdtemp(tmpl.data()))
+        return Status::IoError("cannot create scratch parent in " + base);
       ::chmod(tmpl.c_str(), 0711);
       scratch_parent_ = tmpl;
     }
@@ -236,20 +243,22 @@ Status SandboxWorker::Start() {
   layers_.seccomp = ready.seccomp();
   if (options_.require_full_isolation && !layers_.ContainsNativeCode()) {
     Stop();
-    return Status::Unavailable("full isolation required but the sandbox has: " + layers_.Describe());
+    return Status::Unavailable("full isolation required but the sandbox has: " +
+                               layers_.Describe());
   }
   return Status::Ok();
 }
 
 StatusOr<sandbox::JobResponse> SandboxWorker::Run(const sandbox::JobRequest& request,
-                                                   std::chrono::milliseconds deadline) {
+                                                  std::chrono::milliseconds deadline) {
   last_oom_ = false;
   if (pid_ <= 0) EVALD_RETURN_IF_ERROR(Start());
   uint64_t oom_before = cgroup_ ? cgroup_->OomKills() : 0;
   Status st = sandbox::WriteFrame(to_init_, request);
   sandbox::JobResponse response;
-  if (st.ok()) st = sandbox::ReadFrame(from_init_, &response, sandbox::kMaxFrameBytes,
-                                       static_cast<int>(deadline.count()));
+  if (st.ok())
+    st = sandbox::ReadFrame(from_init_, &response, sandbox::kMaxFrameBytes,
+                            static_cast<int>(deadline.count()));
   if (cgroup_) last_oom_ = cgroup_->OomKills() > oom_before;
   if (!st.ok()) {
     // The init died (OOM-killed with the job, say) or the job overran every step's limit:

@@ -16,7 +16,8 @@ TEST(ExtractSpecToRtl, Markers) {
 }
 
 TEST(ExtractSpecToRtl, MarkersOnCodeLines) {
-  auto r = ExtractCode(Task::kSpecToRtl, "Answer:\n  [BEGIN]module TopModule();\nendmodule [DONE]  \nbye", "");
+  auto r = ExtractCode(Task::kSpecToRtl,
+                       "Answer:\n  [BEGIN]module TopModule();\nendmodule [DONE]  \nbye", "");
   EXPECT_EQ(r.method, "markers");
   EXPECT_EQ(r.code, "\nmodule TopModule();\nendmodule \n\n");
 }
@@ -76,9 +77,13 @@ TEST(ExtractSpecToRtl, EndmoduleBeforeModuleCancelsModuleDetection) {
 }
 
 TEST(ExtractSpecToRtl, CarriageReturnsAndUnicodeLineBreaks) {
-  auto r = ExtractCode(Task::kSpecToRtl, "[BEGIN]\r\nmodule TopModule();\r\nendmodule\r\n[DONE]", "");
+  auto r =
+      ExtractCode(Task::kSpecToRtl, "[BEGIN]\r\nmodule TopModule();\r\nendmodule\r\n[DONE]", "");
   EXPECT_EQ(r.code, "\nmodule TopModule();\nendmodule\n\n");
-  auto u = ExtractCode(Task::kSpecToRtl, "[BEGIN]\xe2\x80\xa8" "a\xe2\x80\xa9[DONE]", "");
+  auto u = ExtractCode(Task::kSpecToRtl,
+                       "[BEGIN]\xe2\x80\xa8"
+                       "a\xe2\x80\xa9[DONE]",
+                       "");
   EXPECT_EQ(u.code, "\na\n\n");
 }
 
@@ -102,8 +107,9 @@ TEST(ExtractCodeComplete, BodyGetsInterface) {
 }
 
 TEST(ExtractCodeComplete, FullModuleIsKept) {
-  auto r = ExtractCode(Task::kCodeComplete,
-                       "module TopModule (input a, output out);\n  assign out = a;\nendmodule\n", kIfc);
+  auto r =
+      ExtractCode(Task::kCodeComplete,
+                  "module TopModule (input a, output out);\n  assign out = a;\nendmodule\n", kIfc);
   EXPECT_FALSE(r.interface_prepended);
   EXPECT_EQ(r.code,
             "\nmodule TopModule (input a, output out);\n  assign out = a;\nendmodule\n\n"

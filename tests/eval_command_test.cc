@@ -1,1 +1,156 @@
+// `evald eval` and `evald dataset check` as a user runs them: exit codes, the printed summary,
+// the JSON report's fields, bad input reported by line with the rest still graded.
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "evald/common/file_io.h"
+#include "evald/common/hash.h"
+#include "evald/proto/eval.pb.h"
+#include "test_support.h"
+
+namespace evald {
+namespace {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+CommandResult RunEvald(const std::string& args) {
+  CommandResult r;
+  std::string cmd = std::string(EVALD_BINARY) + " " + args + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class EvalCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = "/tmp/evald-cli-test-" + RandomHex(6);
+    ASSERT_EQ(::mkdir(dir_.c_str(), 0755), 0);
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+  std::string dir_;
+};
+
+v1::EvalReport ReadReport(const std::string& path) {
+  v1::EvalReport report;
+  auto text = ReadFileBounded(path);
+  EXPECT_TRUE(text.ok());
+  if (text.ok()) EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(*text, &report).ok());
+  return report;
+}
+
+TEST_F(EvalCommand, GradesTheBuiltinSamplesAndWritesTheReport) {
+  std::string json = dir_ + "/report.json";
+  auto r =
+      RunEvald("eval --dataset " + testing::BuiltinDataset() + " --task spec-to-rtl --samples " +
+               testing::BuiltinDataset() + "/samples_spec-to-rtl.jsonl --k 1,5 --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("pass@1"), std::string::npos);
+  EXPECT_NE(r.output.find("95% CI"), std::string::npos);
+  EXPECT_NE(r.output.find("sandbox layers:"), std::string::npos);
+  v1::EvalReport report = ReadReport(json);
+  ASSERT_EQ(report.samples_size(), 14 * 6);
+  EXPECT_EQ(report.problems_size(), 14);
+  // The generator writes six samples per problem: right (markers), right (fence), wrong logic,
+  // syntax error, right (no markers, prose after), [BEGIN] without [DONE].
+  for (const auto& s : report.samples()) {
+    int slot = s.index();
+    const char* want[] = {".", ".", "R", "S", ".", "m"};
+    if (s.problem() == "Bi07_dff8_sync_reset" && slot == 2) {
+      EXPECT_EQ(s.verdict(), "r");  // its wrong version uses an asynchronous reset
+    } else {
+      EXPECT_EQ(s.verdict(), want[slot]) << s.problem() << " #" << slot << ": " << s.detail();
+    }
+    EXPECT_EQ(s.passed(), s.verdict() == ".");
+  }
+  EXPECT_EQ(report.samples(0).extraction().method(), "markers");
+  EXPECT_EQ(report.samples(1).extraction().method(), "fence");
+  EXPECT_EQ(report.samples(5).extraction().method(), "markers_unterminated");
+  for (const auto& p : report.problems()) {
+    EXPECT_EQ(p.n(), 6);
+    EXPECT_EQ(p.c(), 3);
+    EXPECT_DOUBLE_EQ(p.pass_at().at("1"), 0.5);
+    EXPECT_DOUBLE_EQ(p.pass_at().at("5"), 1.0);
+  }
+  EXPECT_DOUBLE_EQ(report.summary().pass_at().at("1"), 0.5);
+  EXPECT_TRUE(report.summary().ci95().count("5"));
+  EXPECT_DOUBLE_EQ(report.summary().benchmark_pass_rate(), 50.0);
+}
+
+TEST_F(EvalCommand, BadLinesAreReportedAndTheRestIsGraded) {
+  std::string samples = dir_ + "/samples.jsonl";
+  std::string good =
+      "module TopModule(input a, input b, output out); assign out = a & b; endmodule";
+  std::string text = "{\"problem\": \"Bi01_and_gate\", \"code\": \"" + good + "\"}\n" +
+                     "{\"problem\": \"Bi01_and_gate\", \"code\": \"" + good +
+                     "\"}\n" +  // duplicate code
+                     "this is not json\n" + "{\"problem\": \"NoSuchProblem\", \"code\": \"x\"}\n" +
+                     "{\"problem\": \"Bi01_and_gate\"}\n" +
+                     "{\"problem\": \"Bi01_and_gate\", \"index\": 0, \"code\": \"x\"}\n";
+  ASSERT_TRUE(WriteFileAtomic(samples, text).ok());
+  std::string json = dir_ + "/r.json";
+  auto r = RunEvald("eval --dataset " + testing::BuiltinDataset() + " --samples " + samples +
+                    " --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("line 3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("line 4"), std::string::npos);
+  EXPECT_NE(r.output.find("line 5"), std::string::npos);
+  EXPECT_NE(r.output.find("line 6"), std::string::npos);
+  v1::EvalReport report = ReadReport(json);
+  ASSERT_EQ(report.samples_size(), 2);
+  EXPECT_TRUE(report.samples(0).passed());
+  EXPECT_TRUE(report.samples(1).passed());
+  EXPECT_FALSE(report.samples(0).deduplicated());
+  EXPECT_TRUE(report.samples(1).deduplicated());
+  EXPECT_EQ(report.summary().simulations(), 2);  // the calibration and one sample
+  EXPECT_EQ(report.input_errors_size(), 4);
+}
+
+TEST_F(EvalCommand, ClearErrorsForUnusableArguments) {
+  auto no_file = RunEvald("eval --dataset " + testing::BuiltinDataset() + " --samples " + dir_ +
+                          "/missing.jsonl");
+  EXPECT_EQ(no_file.exit_code, 2);
+  EXPECT_NE(no_file.output.find("missing.jsonl"), std::string::npos) << no_file.output;
+  auto no_ds = RunEvald("eval --dataset " + dir_ + "/nowhere --samples x.jsonl");
+  EXPECT_EQ(no_ds.exit_code, 2);
+  EXPECT_NE(no_ds.output.find("nowhere"), std::string::npos) << no_ds.output;
+  auto bad_k = RunEvald("eval --dataset " + testing::BuiltinDataset() + " --samples x --k 1,zero");
+  EXPECT_EQ(bad_k.exit_code, 2);
+  EXPECT_NE(bad_k.output.find("--k"), std::string::npos);
+  auto bad_sim =
+      RunEvald("eval --dataset " + testing::BuiltinDataset() + " --samples x --simulator vcs");
+  EXPECT_EQ(bad_sim.exit_code, 2);
+  EXPECT_NE(bad_sim.output.find("vcs"), std::string::npos);
+  auto bad_task =
+      RunEvald("eval --dataset " + testing::BuiltinDataset() + " --samples x --task foo");
+  EXPECT_EQ(bad_task.exit_code, 2);
+}
+
+TEST_F(EvalCommand, DatasetCheckOnTheBuiltinSet) {
+  std::string json = dir_ + "/check.json";
+  auto r = RunEvald("dataset check --dataset " + testing::BuiltinDataset() +
+                    " --task code-complete-iccad2023 --json " + json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("14 problems: 14 gradable"), std::string::npos) << r.output;
+  v1::DatasetCheckReport report;
+  auto text = ReadFileBounded(json);
+  ASSERT_TRUE(text.ok());
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*text, &report).ok());
+  EXPECT_EQ(report.gradable(), 14);
+}
+
+}  // namespace
+}  // namespace evald

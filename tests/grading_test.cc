@@ -1,1 +1,122 @@
+// Verdict categories end to end: designs with known defects, graded through the sandbox and
+// Icarus, must land in the category verilog-eval's analysis uses for that defect.
 #include <gtest/gtest.h>
+
+#include "datasets/dataset.h"
+#include "evald/common/py_text.h"
+#include "harness/calibration.h"
+#include "harness/failure_category.h"
+#include "test_support.h"
+
+namespace evald {
+namespace {
+
+class GradingTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto ds = Dataset::Load(testing::BuiltinDataset(), Task::kSpecToRtl);
+    ASSERT_TRUE(ds.ok());
+    dataset_ = new Dataset(std::move(*ds));
+    worker_ = new SandboxWorker(SandboxOptions{}, 0);
+    ASSERT_TRUE(worker_->Start().ok());
+  }
+  static void TearDownTestSuite() {
+    delete worker_;
+    delete dataset_;
+  }
+
+  Verdict Grade(const std::string& problem_name, const std::string& code) {
+    const Problem* p = dataset_->Find(problem_name);
+    EXPECT_NE(p, nullptr);
+    auto it = cal_.find(problem_name);
+    if (it == cal_.end())
+      it = cal_.emplace(problem_name, CalibrateProblem(*worker_, SimulatorKind::kIcarus,
+                                                       DefaultLimits(SimulatorKind::kIcarus), *p))
+               .first;
+    EXPECT_TRUE(it->second.gradable) << it->second.note;
+    SimulatorLimits limits =
+        LimitsForProblem(DefaultLimits(SimulatorKind::kIcarus), it->second, std::nullopt);
+    return GradeDesign(*worker_, SimulatorKind::kIcarus, limits, *p, code, &it->second);
+  }
+
+  static Dataset* dataset_;
+  static SandboxWorker* worker_;
+  std::map<std::string, Calibration> cal_;
+};
+Dataset* GradingTest::dataset_ = nullptr;
+SandboxWorker* GradingTest::worker_ = nullptr;
+
+const char* kAndHeader = "module TopModule(input a, input b, output out);\n";
+const char* kDffHeader =
+    "module TopModule(input clk, input reset, input [7:0] d, output logic [7:0] q);\n";
+
+TEST_F(GradingTest, CorrectDesignPasses) {
+  Verdict v =
+      Grade("Bi01_and_gate", std::string(kAndHeader) + "  assign out = a & b;\nendmodule\n");
+  EXPECT_TRUE(v.passed) << v.detail << v.log;
+  EXPECT_EQ(v.category, '.');
+  EXPECT_EQ(v.benchmark, '.');
+  EXPECT_EQ(v.mismatches, 0);
+  EXPECT_EQ(v.samples_checked, 800);
+}
+
+TEST_F(GradingTest, CompileCategories) {
+  struct Case {
+    std::string problem, code;
+    char expect;
+  } cases[] = {
+      {"Bi01_and_gate", std::string(kAndHeader) + "  assign out = a & b\nendmodule\n", 'S'},
+      {"Bi01_and_gate", std::string(kAndHeader) + "  assign out = a & 0'b1;\nendmodule\n", '0'},
+      {"Bi01_and_gate", std::string(kAndHeader) + "  always @(*) out = a & b;\nendmodule\n", 'w'},
+      {"Bi01_and_gate", std::string(kAndHeader) + "  and_cell u(a, b, out);\nendmodule\n", 'm'},
+      {"Bi07_dff8_sync_reset",
+       "module TopModule(input reset, input [7:0] d, output logic [7:0] q);\n"
+       "  always @(posedge clk) q <= reset ? 0 : d;\nendmodule\n",
+       'c'},
+      {"Bi01_and_gate", std::string(kAndHeader) + "  assign out = a & c;\nendmodule\n", 'p'},
+      {"Bi11_fsm_detect101",
+       "module TopModule(input clk, input reset, input x, output z);\n"
+       "  typedef enum logic [1:0] {A, B, C, D} s_t;\n  s_t s;\n"
+       "  always @(posedge clk) if (reset) s = A; else s = 1;\n  assign z = s == D;\nendmodule\n",
+       'e'},
+      {"Bi01_and_gate", "", 'm'},  // nothing extracted: the testbench's TopModule is missing
+  };
+  for (const auto& c : cases) {
+    Verdict v = Grade(c.problem, c.code);
+    EXPECT_FALSE(v.passed);
+    EXPECT_EQ(v.category, c.expect) << c.code << "\n" << v.detail << "\n" << v.log;
+  }
+}
+
+TEST_F(GradingTest, RuntimeCategories) {
+  Verdict wrong =
+      Grade("Bi01_and_gate", std::string(kAndHeader) + "  assign out = a | b;\nendmodule\n");
+  EXPECT_EQ(wrong.category, 'R');
+  EXPECT_GT(wrong.mismatches, 0);
+  // An asynchronous reset where a synchronous one is asked for: the benchmark's 'r'.
+  Verdict async =
+      Grade("Bi07_dff8_sync_reset",
+            std::string(kDffHeader) +
+                "  always @(posedge clk, posedge reset) q <= reset ? 8'd0 : d;\nendmodule\n");
+  EXPECT_EQ(async.category, 'r') << async.detail;
+  // An always block that can never trigger.
+  Verdict never = Grade("Bi01_and_gate",
+                        "module TopModule(input a, input b, output logic out);\n"
+                        "  always @(*) out = 1'b1;\nendmodule\n");
+  EXPECT_EQ(never.category, 'n') << never.detail << never.log;
+  Verdict hang = Grade("Bi01_and_gate", std::string(kAndHeader) +
+                                            "  assign out = a & b;\n  always #0 ;\nendmodule\n");
+  EXPECT_FALSE(hang.passed);
+}
+
+TEST_F(GradingTest, ExtractionFailuresAreGradedNotDropped) {
+  // [BEGIN] without [DONE]: the benchmark extracts nothing; the sample then fails as the
+  // benchmark's does, with TopModule missing.
+  Verdict v = Grade("Bi01_and_gate", "\n\n");
+  EXPECT_FALSE(v.passed);
+  EXPECT_EQ(v.category, 'm');
+  EXPECT_EQ(v.benchmark, 'm');
+}
+
+}  // namespace
+}  // namespace evald

@@ -42,8 +42,9 @@ std::vector<HostileCase> LoadCorpus(const std::string& marker, const std::string
     c.name = path.filename().string();
     auto text = ReadFileBounded(path.string());
     EXPECT_TRUE(text.ok());
-    c.code = py::ReplaceAll(py::ReplaceAll(py::ReplaceAll(*text, "@MARKER@", marker), "@SECRET@", secret),
-                            "@SOURCE@", testing::SourceDir());
+    c.code = py::ReplaceAll(
+        py::ReplaceAll(py::ReplaceAll(*text, "@MARKER@", marker), "@SECRET@", secret), "@SOURCE@",
+        testing::SourceDir());
     for (auto line : py::SplitLines(c.code)) {
       if (py::StartsWith(line, "// expect:")) {
         for (char ch : line.substr(10))
@@ -96,7 +97,8 @@ TEST_P(HostileCorpus, ContainedAndGradedAsFailure) {
     std::printf("  %-24s %c  %s\n", c.name.c_str(), v.category, v.detail.c_str());
     EXPECT_FALSE(v.passed) << c.name;
     EXPECT_TRUE(c.expect.count(v.category))
-        << c.name << ": got '" << v.category << "' (" << v.detail << ")\n" << v.log.substr(0, 2000);
+        << c.name << ": got '" << v.category << "' (" << v.detail << ")\n"
+        << v.log.substr(0, 2000);
     if (sim == SimulatorKind::kVerilator && !c.verilator_proof.empty()) {
       // The attack really executed (inside the sandbox): containment, not luck, kept it in.
       EXPECT_NE(v.log.find(c.verilator_proof), std::string::npos) << c.name << "\n" << v.log;
@@ -104,7 +106,8 @@ TEST_P(HostileCorpus, ContainedAndGradedAsFailure) {
     EXPECT_EQ(v.log.find(secret), std::string::npos) << c.name << " leaked a host file";
     EXPECT_EQ(v.log.find("root:x:0:0"), std::string::npos) << c.name << " leaked /etc/passwd";
     for (const char* suffix : {"", ".2", ".sys", ".c", ".dpi", ".sc"})
-      EXPECT_FALSE(std::filesystem::exists(marker + suffix)) << c.name << " wrote " << marker << suffix;
+      EXPECT_FALSE(std::filesystem::exists(marker + suffix))
+          << c.name << " wrote " << marker << suffix;
     EXPECT_FALSE(std::filesystem::exists(testing::SourceDir() + "/PWNED")) << c.name;
   }
   EXPECT_GT(ran, 0);

@@ -18,7 +18,10 @@ TEST(PyText, SplitLinesMatchesPython) {
   EXPECT_EQ(Lines("a\n\nb\n"), (std::vector<std::string>{"a", "", "b"}));
   EXPECT_EQ(Lines(""), std::vector<std::string>{});
   // Form feed, vertical tab, file separator, NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR.
-  EXPECT_EQ(Lines("a\fb\vc\x1c" "d\xc2\x85" "e\xe2\x80\xa8" "f\xe2\x80\xa9g"),
+  EXPECT_EQ(Lines("a\fb\vc\x1c"
+                  "d\xc2\x85"
+                  "e\xe2\x80\xa8"
+                  "f\xe2\x80\xa9g"),
             (std::vector<std::string>{"a", "b", "c", "d", "e", "f", "g"}));
   // Invalid UTF-8 stays inside its line.
   EXPECT_EQ(Lines("a\xff\xfe\nb"), (std::vector<std::string>{"a\xff\xfe", "b"}));

@@ -76,8 +76,9 @@ TEST_F(SandboxTest, RunsAStepAndCapturesBothStreams) {
 }
 
 TEST_F(SandboxTest, InputsAreReadOnlyAndIdentityIsUnprivileged) {
-  auto r = Sh("cat in.txt; echo x > in.txt && echo WROTE; id -u; echo scratch-ok > mine && cat mine",
-              10000, {{"in.txt", "data\n"}});
+  auto r =
+      Sh("cat in.txt; echo x > in.txt && echo WROTE; id -u; echo scratch-ok > mine && cat mine",
+         10000, {{"in.txt", "data\n"}});
   EXPECT_NE(r.output().find("data\n"), std::string::npos);
   EXPECT_EQ(r.output().find("WROTE"), std::string::npos) << r.output();
   EXPECT_NE(r.output().find("scratch-ok"), std::string::npos) << r.output();
@@ -99,7 +100,8 @@ TEST_F(SandboxTest, WritesOutsideTheScratchDirectoryFail) {
   std::string marker = "/tmp/evald-sandbox-marker-" + std::to_string(::getpid());
   ::unlink(marker.c_str());
   auto r = Sh("for p in " + marker + " /usr/evald-x /etc/evald-x /evald-x /dev/evald-x " +
-              testing::SourceDir() + "/evald-x; do (echo pwned > $p) 2>/dev/null && echo WROTE $p; "
+              testing::SourceDir() +
+              "/evald-x; do (echo pwned > $p) 2>/dev/null && echo WROTE $p; "
               "done; echo end");
   EXPECT_NE(r.output().find("end"), std::string::npos);
   if (Full()) {
@@ -189,8 +191,10 @@ TEST_F(SandboxTest, MemoryFileSizeAndDiskLimits) {
   if (!Full()) return;
   // Many files, each under the file-size limit, still cannot fill the host's disk: the
   // scratch directory is a tmpfs of bounded size.
-  auto disk = Sh("i=0; while [ $i -lt 64 ]; do dd if=/dev/zero of=f$i bs=1M count=8 2>/dev/null || "
-                 "{ echo FULL at $i; break; }; i=$((i+1)); done", 60000);
+  auto disk =
+      Sh("i=0; while [ $i -lt 64 ]; do dd if=/dev/zero of=f$i bs=1M count=8 2>/dev/null || "
+         "{ echo FULL at $i; break; }; i=$((i+1)); done",
+         60000);
   EXPECT_NE(disk.output().find("FULL"), std::string::npos) << disk.output();
 }
 

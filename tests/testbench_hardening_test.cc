@@ -21,8 +21,9 @@ TEST(Hardening, RenamesScopesAndTagsResultLines) {
   EXPECT_NE(tb.find("module tb_abc123()"), std::string::npos);
   EXPECT_NE(tb.find("stats stats1_abc123;"), std::string::npos);
   EXPECT_NE(tb.find("RefModule_abc123 good1_abc123"), std::string::npos);
-  EXPECT_NE(tb.find("TopModule top_module1_abc123"), std::string::npos);  // the design keeps its name
-  EXPECT_NE(tb.find("wire tb_match;"), std::string::npos);                // whole words only
+  EXPECT_NE(tb.find("TopModule top_module1_abc123"),
+            std::string::npos);                             // the design keeps its name
+  EXPECT_NE(tb.find("wire tb_match;"), std::string::npos);  // whole words only
   EXPECT_NE(tb.find("\"[evald-abc123] Mismatches: %1d"), std::string::npos);
   EXPECT_NE(tb.find("$display(\"[evald-abc123] TIMEOUT\")"), std::string::npos);
   EXPECT_EQ(h->reference, "module RefModule_abc123(output x); endmodule");

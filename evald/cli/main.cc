@@ -69,7 +69,8 @@ std::function<void(int, int)> MakeProgress() {
     double secs = std::chrono::duration<double>(now - start).count();
     double rate = secs > 0 ? done / secs : 0;
     double eta = rate > 0 ? (total - done) / rate : 0;
-    std::string line = fmt::format("{}/{} simulations  {:.1f}/s  ETA {:.0f} s", done, total, rate, eta);
+    std::string line =
+        fmt::format("{}/{} simulations  {:.1f}/s  ETA {:.0f} s", done, total, rate, eta);
     if (tty) {
       std::cerr << "\r" << line << (done == total ? "\n" : "") << std::flush;
     } else {
@@ -99,7 +100,8 @@ int main(int argc, char** argv) {
   uint32_t sim_timeout_s = 0;
   auto* eval = app.add_subcommand("eval", "grade samples (JSONL) against a dataset");
   AddCommon(eval, &eval_flags);
-  eval->add_option("--samples", samples_path, "samples JSONL (problem + completion or code)")->required();
+  eval->add_option("--samples", samples_path, "samples JSONL (problem + completion or code)")
+      ->required();
   eval->add_option("--k", ks_text, "pass@k values, comma separated");
   eval->add_option("--json", json_out, "write the full report as JSON");
   eval->add_option("--sim-timeout", sim_timeout_s,
@@ -142,7 +144,8 @@ int main(int argc, char** argv) {
     auto report = Evaluate(*ds, *samples, opts);
     if (!report.ok()) return Fail(report.status());
     for (const auto& e : report->input_errors()) {
-      if (e.message().rfind("unknown problem", 0) == 0 || e.message().find("already has") != std::string::npos)
+      if (e.message().rfind("unknown problem", 0) == 0 ||
+          e.message().find("already has") != std::string::npos)
         spdlog::warn("{} line {}: {}", samples_path, e.line(), e.message());
     }
     PrintEvalReport(*report, std::cout);

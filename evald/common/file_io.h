@@ -12,7 +12,8 @@ namespace evald {
 inline constexpr size_t kDefaultMaxFileBytes = 256u << 20;
 
 // Reads a whole regular file, failing if it is larger than max_bytes.
-StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes = kDefaultMaxFileBytes);
+StatusOr<std::string> ReadFileBounded(const std::string& path,
+                                      size_t max_bytes = kDefaultMaxFileBytes);
 
 // Writes a file atomically (temporary file + rename) so readers never see half of it.
 Status WriteFileAtomic(const std::string& path, const std::string& contents);

@@ -35,10 +35,24 @@ size_t DecodeAt(std::string_view s, size_t i, uint32_t* cp) {
 // Code points for which Python's str.isspace() is true.
 bool IsPySpace(uint32_t cp) {
   switch (cp) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D:
-    case 0x1C: case 0x1D: case 0x1E: case 0x1F: case 0x20:
-    case 0x85: case 0xA0: case 0x1680: case 0x2028: case 0x2029:
-    case 0x202F: case 0x205F: case 0x3000:
+    case 0x09:
+    case 0x0A:
+    case 0x0B:
+    case 0x0C:
+    case 0x0D:
+    case 0x1C:
+    case 0x1D:
+    case 0x1E:
+    case 0x1F:
+    case 0x20:
+    case 0x85:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
       return true;
     default:
       return cp >= 0x2000 && cp <= 0x200A;
@@ -48,8 +62,16 @@ bool IsPySpace(uint32_t cp) {
 // Line boundaries of str.splitlines().
 bool IsPyLineBreak(uint32_t cp) {
   switch (cp) {
-    case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x1C: case 0x1D: case 0x1E:
-    case 0x85: case 0x2028: case 0x2029:
+    case 0x0A:
+    case 0x0B:
+    case 0x0C:
+    case 0x0D:
+    case 0x1C:
+    case 0x1D:
+    case 0x1E:
+    case 0x85:
+    case 0x2028:
+    case 0x2029:
       return true;
     default:
       return false;
@@ -114,7 +136,9 @@ std::string_view RStrip(std::string_view s) {
   return s.substr(0, keep);
 }
 
-std::string_view Strip(std::string_view s) { return RStrip(LStrip(s)); }
+std::string_view Strip(std::string_view s) {
+  return RStrip(LStrip(s));
+}
 
 std::string JoinLines(const std::vector<std::string>& lines) {
   std::string out;

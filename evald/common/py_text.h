@@ -28,7 +28,9 @@ std::string JoinLines(const std::vector<std::string>& lines);
 // str.replace(old, new) (all occurrences).
 std::string ReplaceAll(std::string_view s, std::string_view from, std::string_view to);
 
-inline bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+inline bool StartsWith(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
 inline bool EndsWith(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }

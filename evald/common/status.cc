@@ -5,13 +5,20 @@ namespace evald {
 namespace {
 const char* CodeName(Status::Code code) {
   switch (code) {
-    case Status::Code::kOk: return "OK";
-    case Status::Code::kInvalidArgument: return "invalid argument";
-    case Status::Code::kNotFound: return "not found";
-    case Status::Code::kIoError: return "I/O error";
-    case Status::Code::kCorruption: return "corrupt data";
-    case Status::Code::kUnavailable: return "unavailable";
-    case Status::Code::kInternal: return "internal error";
+    case Status::Code::kOk:
+      return "OK";
+    case Status::Code::kInvalidArgument:
+      return "invalid argument";
+    case Status::Code::kNotFound:
+      return "not found";
+    case Status::Code::kIoError:
+      return "I/O error";
+    case Status::Code::kCorruption:
+      return "corrupt data";
+    case Status::Code::kUnavailable:
+      return "unavailable";
+    case Status::Code::kInternal:
+      return "internal error";
   }
   return "unknown";
 }

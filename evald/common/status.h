@@ -13,11 +13,21 @@ namespace evald {
 
 class Status {
  public:
-  enum class Code { kOk, kInvalidArgument, kNotFound, kIoError, kCorruption, kUnavailable, kInternal };
+  enum class Code {
+    kOk,
+    kInvalidArgument,
+    kNotFound,
+    kIoError,
+    kCorruption,
+    kUnavailable,
+    kInternal
+  };
 
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string msg) { return {Code::kInvalidArgument, std::move(msg)}; }
+  static Status InvalidArgument(std::string msg) {
+    return {Code::kInvalidArgument, std::move(msg)};
+  }
   static Status NotFound(std::string msg) { return {Code::kNotFound, std::move(msg)}; }
   static Status IoError(std::string msg) { return {Code::kIoError, std::move(msg)}; }
   static Status Corruption(std::string msg) { return {Code::kCorruption, std::move(msg)}; }
@@ -61,8 +71,8 @@ class StatusOr {
 
 }  // namespace evald
 
-#define EVALD_RETURN_IF_ERROR(expr)      \
-  do {                                   \
-    ::evald::Status _st = (expr);        \
-    if (!_st.ok()) return _st;           \
+#define EVALD_RETURN_IF_ERROR(expr) \
+  do {                              \
+    ::evald::Status _st = (expr);   \
+    if (!_st.ok()) return _st;      \
   } while (0)

@@ -67,7 +67,8 @@ std::map<std::string, Calibration> CalibrateAll(SandboxPool& pool, SimulatorKind
     pool.Submit([&, p](SandboxWorker& w) {
       DesignRun run;
       Calibration c = CalibrateProblem(w, kind, limits, *p, &run);
-      char letter = c.gradable ? '.' : (c.note.find("could not run") != std::string::npos ? '!' : 'X');
+      char letter =
+          c.gradable ? '.' : (c.note.find("could not run") != std::string::npos ? '!' : 'X');
       std::lock_guard<std::mutex> lock(mu);
       out[p->name] = c;
       (*verdicts)[p->name] = letter;
@@ -82,7 +83,8 @@ Status CheckSimulatorAllowed(const SandboxPool& pool, SimulatorKind kind) {
   if (kind == SimulatorKind::kVerilator && !pool.layers().ContainsNativeCode())
     return Status::Unavailable(
         "refusing to run Verilator: it executes code from the design ($system, $c, DPI), and this "
-        "sandbox lacks layers needed to contain it (" + pool.layers().Describe() + ")");
+        "sandbox lacks layers needed to contain it (" +
+        pool.layers().Describe() + ")");
   return Status::Ok();
 }
 

@@ -29,7 +29,8 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
   std::vector<int> ks(report.k().begin(), report.k().end());
   // Verdict letters per problem in index order, grouped by five as sv-iv-analyze prints them.
   std::map<std::string, std::map<int, char>> letters;
-  for (const auto& s : report.samples()) letters[s.problem()][s.index()] = s.verdict().empty() ? '?' : s.verdict()[0];
+  for (const auto& s : report.samples())
+    letters[s.problem()][s.index()] = s.verdict().empty() ? '?' : s.verdict()[0];
   size_t width = 8;
   for (const auto& p : report.problems()) width = std::max(width, p.problem().size());
 
@@ -40,7 +41,8 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
     std::string row = fmt::format("{:<{}} {:>4} {:>4}", p.problem(), width, p.n(), p.c());
     for (int k : ks) {
       auto it = p.pass_at().find(std::to_string(k));
-      row += it == p.pass_at().end() ? fmt::format(" {:>7}", "-") : fmt::format(" {:>7.3f}", it->second);
+      row += it == p.pass_at().end() ? fmt::format(" {:>7}", "-")
+                                     : fmt::format(" {:>7.3f}", it->second);
     }
     std::string v;
     int i = 0;
@@ -54,8 +56,8 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
   const auto& s = report.summary();
   out << "\n"
       << fmt::format("{} problems, {} samples, {} distinct simulations, {:.1f} s ({}, {})\n",
-                     s.problems(), s.samples(), s.simulations(), s.wall_seconds(), report.simulator(),
-                     report.simulator_version());
+                     s.problems(), s.samples(), s.simulations(), s.wall_seconds(),
+                     report.simulator(), report.simulator_version());
   for (int k : ks) {
     std::string key = std::to_string(k);
     auto it = s.pass_at().find(key);
@@ -69,7 +71,8 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
                        ci == s.ci95().end() ? 0.0 : ci->second.high());
     auto g = s.gradable_pass_at().find(key);
     if (g != s.gradable_pass_at().end() && s.gradable_problems() != s.problems())
-      out << fmt::format("   (gradable problems only, {}: {:.4f})", s.gradable_problems(), g->second);
+      out << fmt::format("   (gradable problems only, {}: {:.4f})", s.gradable_problems(),
+                         g->second);
     out << "\n";
   }
   out << fmt::format("benchmark pass_rate (verilog-eval's own analysis) = {:.2f}\n",
@@ -100,12 +103,14 @@ void PrintDatasetCheck(const v1::DatasetCheckReport& report, std::ostream& out) 
                      "sim s");
   for (const auto& p : report.problems()) {
     out << fmt::format("{:<{}} {:>8} {:>9} {:>8.3f}  {}\n", p.problem(), width,
-                       p.gradable() ? "yes" : "NO", p.samples_checked(), p.simulate_seconds(), p.note());
+                       p.gradable() ? "yes" : "NO", p.samples_checked(), p.simulate_seconds(),
+                       p.note());
   }
-  out << fmt::format("\n{} problems: {} gradable ({} only with evald's TIMEOUT rule), {} ungradable "
-                     "({} {})\n",
-                     report.problems_size(), report.gradable(), report.special(), report.ungradable(),
-                     report.simulator(), report.simulator_version());
+  out << fmt::format(
+      "\n{} problems: {} gradable ({} only with evald's TIMEOUT rule), {} ungradable "
+      "({} {})\n",
+      report.problems_size(), report.gradable(), report.special(), report.ungradable(),
+      report.simulator(), report.simulator_version());
 }
 
 }  // namespace evald

@@ -15,9 +15,9 @@ namespace evald {
 struct SampleRecord {
   int line = 0;
   std::string problem;
-  int index = -1;          // -1: assigned in file order per problem
-  bool has_code = false;   // `code` given: used as is, no extraction
-  std::string text;        // the completion or the code
+  int index = -1;         // -1: assigned in file order per problem
+  bool has_code = false;  // `code` given: used as is, no extraction
+  std::string text;       // the completion or the code
 };
 
 struct SamplesFile {

@@ -23,8 +23,8 @@ Interval BootstrapMeanInterval(const std::vector<double>& values, const Bootstra
   double alpha = (1.0 - options.confidence) / 2.0;
   auto at = [&](double q) {
     // Nearest-rank percentile.
-    size_t idx = static_cast<size_t>(std::clamp(std::ceil(q * means.size()) - 1.0, 0.0,
-                                                static_cast<double>(means.size() - 1)));
+    size_t idx = static_cast<size_t>(
+        std::clamp(std::ceil(q * means.size()) - 1.0, 0.0, static_cast<double>(means.size() - 1)));
     return means[idx];
   };
   return {at(alpha), at(1.0 - alpha)};

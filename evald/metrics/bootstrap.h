@@ -19,6 +19,7 @@ struct BootstrapOptions {
 };
 
 // Interval of the mean of `values`. A single value (or none) gives a degenerate interval.
-Interval BootstrapMeanInterval(const std::vector<double>& values, const BootstrapOptions& options = {});
+Interval BootstrapMeanInterval(const std::vector<double>& values,
+                               const BootstrapOptions& options = {});
 
 }  // namespace evald

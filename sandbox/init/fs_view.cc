@@ -15,7 +15,9 @@ namespace {
 
 constexpr const char* kNewRoot = "/tmp";  // a tmpfs is mounted over it in our namespace only
 
-std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+std::string Errno(const std::string& what) {
+  return what + ": " + std::strerror(errno);
+}
 
 // Bind-mounts `src` onto `dst` and makes the bind read-only, nosuid, nodev.
 std::string BindReadOnly(const std::string& src, const std::string& dst) {
@@ -74,10 +76,17 @@ std::string BuildFsView(const std::vector<std::string>& extra_readonly, bool mou
   if (::mount("evald-root", kNewRoot, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755") != 0)
     return Errno("mount root tmpfs");
 
-  const char* const kSystemPaths[] = {"/usr",          "/bin",          "/sbin",
-                                      "/lib",          "/lib32",        "/lib64",
-                                      "/libx32",       "/etc/alternatives", "/etc/ld.so.cache",
-                                      "/etc/ld.so.conf", "/etc/ld.so.conf.d"};
+  const char* const kSystemPaths[] = {"/usr",
+                                      "/bin",
+                                      "/sbin",
+                                      "/lib",
+                                      "/lib32",
+                                      "/lib64",
+                                      "/libx32",
+                                      "/etc/alternatives",
+                                      "/etc/ld.so.cache",
+                                      "/etc/ld.so.conf",
+                                      "/etc/ld.so.conf.d"};
   for (const char* p : kSystemPaths) {
     std::string err = Expose(p);
     if (!err.empty()) return err;
@@ -128,13 +137,16 @@ std::string BuildFsView(const std::vector<std::string>& extra_readonly, bool mou
 }
 
 std::string MountScratch(uint32_t uid, uint32_t gid, uint64_t bytes) {
-  std::string opts = "size=" + std::to_string(bytes) + ",nr_inodes=16384,mode=0755,uid=" +
-                     std::to_string(uid) + ",gid=" + std::to_string(gid);
+  std::string opts = "size=" + std::to_string(bytes) +
+                     ",nr_inodes=16384,mode=0755,uid=" + std::to_string(uid) +
+                     ",gid=" + std::to_string(gid);
   if (::mount("evald-work", kScratchDir, "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) != 0)
     return Errno("mount scratch tmpfs");
   return "";
 }
 
-void UnmountScratch() { ::umount2(kScratchDir, MNT_DETACH); }
+void UnmountScratch() {
+  ::umount2(kScratchDir, MNT_DETACH);
+}
 
 }  // namespace evald::sandbox

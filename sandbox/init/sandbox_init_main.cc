@@ -77,8 +77,9 @@ class Init {
     SandboxReady ready;
     if (config_.build_fs_view()) {
       bool proc = false;
-      std::string err = BuildFsView({config_.readonly_binds().begin(), config_.readonly_binds().end()},
-                                    config_.pid_namespace(), &proc);
+      std::string err =
+          BuildFsView({config_.readonly_binds().begin(), config_.readonly_binds().end()},
+                      config_.pid_namespace(), &proc);
       if (!err.empty()) {
         ready.set_error("filesystem view: " + err);
         (void)WriteFrame(kResponseFd, ready);
@@ -180,4 +181,6 @@ class Init {
 }  // namespace
 }  // namespace evald::sandbox
 
-int main() { return evald::sandbox::Init().Main(); }
+int main() {
+  return evald::sandbox::Init().Main();
+}

@@ -86,9 +86,11 @@ Prepared Prepare(const StepSpec& spec, const StepContext& ctx) {
   ::umask(022);
 
   SetLimit(RLIMIT_CORE, 0, 0);
-  if (spec.address_space_bytes()) SetLimit(RLIMIT_AS, spec.address_space_bytes(), spec.address_space_bytes());
+  if (spec.address_space_bytes())
+    SetLimit(RLIMIT_AS, spec.address_space_bytes(), spec.address_space_bytes());
   if (spec.cpu_seconds()) SetLimit(RLIMIT_CPU, spec.cpu_seconds(), spec.cpu_seconds() + 1);
-  if (spec.file_size_bytes()) SetLimit(RLIMIT_FSIZE, spec.file_size_bytes(), spec.file_size_bytes());
+  if (spec.file_size_bytes())
+    SetLimit(RLIMIT_FSIZE, spec.file_size_bytes(), spec.file_size_bytes());
   if (spec.max_open_files()) SetLimit(RLIMIT_NOFILE, spec.max_open_files(), spec.max_open_files());
   if (spec.max_processes()) SetLimit(RLIMIT_NPROC, spec.max_processes(), spec.max_processes());
   SetLimit(RLIMIT_MEMLOCK, 0, 0);
@@ -120,7 +122,8 @@ void KillLeftovers(const StepContext& ctx, pid_t step_group) {
     // can signal exactly them (kill(-1) never signals the caller itself).
     pid_t helper = ::fork();
     if (helper == 0) {
-      if (::setresgid(ctx.gid, ctx.gid, ctx.gid) == 0 && ::setresuid(ctx.uid, ctx.uid, ctx.uid) == 0)
+      if (::setresgid(ctx.gid, ctx.gid, ctx.gid) == 0 &&
+          ::setresuid(ctx.uid, ctx.uid, ctx.uid) == 0)
         ::kill(-1, SIGKILL);
       ::_exit(0);
     }
@@ -165,7 +168,8 @@ StepResult RunStep(const StepSpec& spec, const StepContext& ctx) {
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 
   const uint64_t cap = spec.max_output_bytes() ? spec.max_output_bytes() : (1u << 20);
-  const auto deadline = start + std::chrono::milliseconds(spec.timeout_ms() ? spec.timeout_ms() : 30000);
+  const auto deadline =
+      start + std::chrono::milliseconds(spec.timeout_ms() ? spec.timeout_ms() : 30000);
   std::string output;
   bool pipe_open = true, exited = false, timed_out = false, flooded = false;
   int status = 0;
@@ -191,7 +195,8 @@ StepResult RunStep(const StepSpec& spec, const StepContext& ctx) {
   };
 
   while (!exited && !flooded) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
       timed_out = true;
       break;

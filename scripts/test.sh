@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs every test: formatting check, a -Werror build with the whole GoogleTest suite through
+# CTest, then the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
+# Tests that use ../shared/verilog-eval skip themselves when it is absent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/evald-ccache}"
+JOBS="${JOBS:-2}"
+
+echo "== clang-format =="
+git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
+
+echo "== build (warnings are errors) =="
+cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEVALD_WERROR=ON
+cmake --build build-test -j "$JOBS"
+echo "== tests =="
+ctest --test-dir build-test -j "$JOBS" --output-on-failure --timeout 900
+
+echo "== build (ASan + UBSan) =="
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEVALD_WERROR=ON -DEVALD_SANITIZE=ON
+cmake --build build-asan -j "$JOBS"
+echo "== tests under sanitizers =="
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan -j "$JOBS" --output-on-failure --timeout 1800
