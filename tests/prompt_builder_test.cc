@@ -20,8 +20,9 @@ TEST(Prompt, SpecToRtlZeroShot) {
   p.prompt = "\n  Build an AND gate.  \n\n";
   auto prompt = BuildPrompt(*ds, p, {});
   ASSERT_TRUE(prompt.ok());
-  EXPECT_EQ(prompt->system,
-            "\nYou are a Verilog RTL designer that only writes code using correct Verilog syntax.\n");
+  EXPECT_EQ(
+      prompt->system,
+      "\nYou are a Verilog RTL designer that only writes code using correct Verilog syntax.\n");
   EXPECT_EQ(prompt->user,
             "\nQuestion:\nBuild an AND gate.\n\nEnclose your code with [BEGIN] and [DONE]. Only "
             "output the code snippet\nand do NOT output anything else.\n\nAnswer:\n");
@@ -35,7 +36,8 @@ TEST(Prompt, SpecToRtlRulesAndExplain) {
   auto with_rules = BuildPrompt(*ds, p, {0, true, false});
   ASSERT_TRUE(with_rules.ok());
   // rules_suffix ends with "block.\n"; rstrip + "\n" + no-explain suffix follows it.
-  EXPECT_NE(with_rules->user.find("sequential always block.\n\nEnclose your code"), std::string::npos);
+  EXPECT_NE(with_rules->user.find("sequential always block.\n\nEnclose your code"),
+            std::string::npos);
   auto explain = BuildPrompt(*ds, p, {0, false, true});
   ASSERT_TRUE(explain.ok());
   EXPECT_EQ(explain->user, "\nQuestion:\nSpec.\n\nAnswer:\n");
@@ -113,7 +115,8 @@ TEST(Dataset, LoadsBothLayoutsAndRejectsBadOnes) {
   auto a = Dataset::Load(BuiltinDataset(), Task::kSpecToRtl);
   ASSERT_TRUE(a.ok());
   EXPECT_GE(a->problems().size(), 12u);
-  auto b = Dataset::Load(BuiltinDataset() + "/dataset_code-complete-iccad2023", Task::kCodeComplete);
+  auto b =
+      Dataset::Load(BuiltinDataset() + "/dataset_code-complete-iccad2023", Task::kCodeComplete);
   ASSERT_TRUE(b.ok());
   EXPECT_FALSE(b->problems()[0].interface.empty());
   EXPECT_FALSE(Dataset::Load("/nonexistent/dir", Task::kSpecToRtl).ok());
