@@ -48,7 +48,9 @@ v1::EvalReport ReadReport(const std::string& path) {
   v1::EvalReport report;
   auto text = ReadFileBounded(path);
   EXPECT_TRUE(text.ok());
-  if (text.ok()) EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(*text, &report).ok());
+  if (text.ok()) {
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(*text, &report).ok());
+  }
   return report;
 }
 

@@ -82,7 +82,9 @@ TEST_F(SandboxTest, InputsAreReadOnlyAndIdentityIsUnprivileged) {
   EXPECT_NE(r.output().find("data\n"), std::string::npos);
   EXPECT_EQ(r.output().find("WROTE"), std::string::npos) << r.output();
   EXPECT_NE(r.output().find("scratch-ok"), std::string::npos) << r.output();
-  if (Full()) EXPECT_EQ(r.output().find("\n0\n"), std::string::npos) << r.output();
+  if (Full()) {
+    EXPECT_EQ(r.output().find("\n0\n"), std::string::npos) << r.output();
+  }
 }
 
 TEST_F(SandboxTest, HostFilesAreInvisible) {
