@@ -12,6 +12,8 @@ struct SandboxOptions {
   std::string init_path;
   // Fail instead of degrading when a layer is unavailable.
   bool require_full_isolation = false;
+  // false: do not even try namespaces (hosts that forbid them; tests of the degraded path).
+  bool use_namespaces = true;
   uint64_t scratch_bytes = 256ull << 20;    // per-job tmpfs
   uint64_t memory_bytes = 4ull << 30;       // cgroup memory limit of one worker (processes + tmpfs)
   uint32_t max_pids = 256;                  // cgroup pids limit of one worker

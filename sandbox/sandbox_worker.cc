@@ -172,6 +172,7 @@ Status SandboxWorker::Start() {
   for (unsigned long f : attempts) {
     if ((f & CLONE_NEWUSER) && root) continue;
     if (f == kAllNamespaces && !root) continue;
+    if (f != 0 && !options_.use_namespaces) continue;
     if (f == 0 && options_.require_full_isolation)
       return Status::Unavailable("namespaces unavailable and full isolation required");
     spawned = Spawn(f);

@@ -248,5 +248,57 @@ TEST_F(SandboxTest, WorkersRunConcurrently) {
   EXPECT_EQ(b.output(), "B\n");
 }
 
+TEST(DegradedSandbox, RunsWithoutNamespacesAndSaysSo) {
+  SandboxOptions opts;
+  opts.use_namespaces = false;
+  SandboxWorker worker(opts, 0);
+  ASSERT_TRUE(worker.Start().ok());
+  const SandboxLayers& layers = worker.layers();
+  EXPECT_FALSE(layers.mount_ns);
+  EXPECT_FALSE(layers.fs_view);
+  EXPECT_FALSE(layers.ContainsNativeCode());
+  EXPECT_NE(layers.Describe().find("namespaces=OFF"), std::string::npos) << layers.Describe();
+  EXPECT_NE(layers.Describe().find("native-code=refused"), std::string::npos);
+
+  JobRequest job;
+  (*job.mutable_files())["in.txt"] = "data\n";
+  auto* step = job.add_steps();
+  for (const char* a :
+       {"sh", "-c", "cat in.txt; pwd; ln -s / escape; echo x > in.txt && echo WROTE"})
+    step->add_argv(a);
+  step->set_timeout_ms(10000);
+  auto r = worker.Run(job, 30s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::string out = r->steps(0).output();
+  EXPECT_NE(out.find("data"), std::string::npos) << out;
+  if (::geteuid() == 0) {
+    EXPECT_EQ(out.find("WROTE"), std::string::npos) << out;  // inputs stay read-only
+  }
+  // The per-job directory is gone afterwards, removed without following the planted link.
+  std::string dir = out.substr(out.find('\n') + 1);
+  dir = dir.substr(0, dir.find('\n'));
+  ASSERT_FALSE(dir.empty());
+  EXPECT_FALSE(IsDirectory(dir)) << dir;
+  EXPECT_TRUE(IsDirectory("/usr/bin"));
+
+  // A process left running is killed with the job.
+  JobRequest bg;
+  auto* s2 = bg.add_steps();
+  for (const char* a : {"sh", "-c", "(setsid sleep 60 &); echo started"}) s2->add_argv(a);
+  s2->set_timeout_ms(5000);
+  ASSERT_TRUE(worker.Run(bg, 30s).ok());
+  if (::geteuid() == 0) {
+    JobRequest check;
+    auto* s3 = check.add_steps();
+    for (const char* a :
+         {"sh", "-c", "ps -u $(id -u) -o comm= 2>/dev/null | grep -c sleep || true"})
+      s3->add_argv(a);
+    s3->set_timeout_ms(5000);
+    auto c = worker.Run(check, 30s);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->steps(0).output(), "0\n") << c->steps(0).output();
+  }
+}
+
 }  // namespace
 }  // namespace evald

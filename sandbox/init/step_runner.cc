@@ -86,8 +86,6 @@ Prepared Prepare(const StepSpec& spec, const StepContext& ctx) {
   ::umask(022);
 
   SetLimit(RLIMIT_CORE, 0, 0);
-  if (spec.address_space_bytes())
-    SetLimit(RLIMIT_AS, spec.address_space_bytes(), spec.address_space_bytes());
   if (spec.cpu_seconds()) SetLimit(RLIMIT_CPU, spec.cpu_seconds(), spec.cpu_seconds() + 1);
   if (spec.file_size_bytes())
     SetLimit(RLIMIT_FSIZE, spec.file_size_bytes(), spec.file_size_bytes());
@@ -104,6 +102,10 @@ Prepared Prepare(const StepSpec& spec, const StepContext& ctx) {
   }
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ChildFail("no_new_privs");
   if (ctx.seccomp && InstallSeccompDenyList() != 0) ChildFail("seccomp");
+  // Last, right before exec: building the filter allocates, and a sanitizer-built init already
+  // holds more address space than any limit we set.
+  if (spec.address_space_bytes())
+    SetLimit(RLIMIT_AS, spec.address_space_bytes(), spec.address_space_bytes());
   for (const auto& path : p.candidates) {
     ::execve(path.c_str(), p.argv.data(), p.env.data());
   }

@@ -1,0 +1,63 @@
+#include "tests/fuzz/fuzz_targets.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <string>
+#include <string_view>
+
+#include "datasets/code_extractor.h"
+#include "evald/eval/samples_reader.h"
+#include "harness/failure_category.h"
+#include "harness/integrity_check.h"
+#include "harness/testbench_hardening.h"
+#include "sandbox/frame_io.h"
+#include "sandbox/sandbox_protocol.pb.h"
+
+namespace evald::fuzz {
+
+namespace {
+std::string_view View(const uint8_t* data, size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+}  // namespace
+
+int ExtractAndClassify(const uint8_t* data, size_t size) {
+  std::string_view text = View(data, size);
+  for (Task task : {Task::kSpecToRtl, Task::kCodeComplete}) {
+    ExtractedCode code = ExtractCode(task, text, "module TopModule();\n");
+    if (code.code.empty() || code.code[0] != '\n') __builtin_trap();  // always starts with "\n"
+    (void)BenchmarkVerdict(text, code.code);
+  }
+  auto hardened = HardenTestbench(std::string(text), std::string(text), "f00d");
+  (void)hardened;
+  return 0;
+}
+
+int ParseSamples(const uint8_t* data, size_t size) {
+  SamplesFile f = ParseSamplesJsonl(std::string(View(data, size)));
+  for (const auto& s : f.samples) {
+    if (s.problem.empty() || s.line <= 0) __builtin_trap();
+  }
+  return 0;
+}
+
+int CheckIntegrity(const uint8_t* data, size_t size) {
+  (void)CheckDesignIntegrity(View(data, size));
+  return 0;
+}
+
+int ReadSandboxFrame(const uint8_t* data, size_t size) {
+  int fds[2];
+  if (::pipe(fds) != 0) return 0;
+  // Pipes hold 64 KiB; larger inputs are cut, which is enough to exercise the length checks.
+  size_t n = size < 60000 ? size : 60000;
+  if (n > 0 && ::write(fds[1], data, n) < 0) n = 0;
+  ::close(fds[1]);
+  sandbox::JobResponse response;
+  (void)sandbox::ReadFrame(fds[0], &response, 1 << 20, 1000);
+  ::close(fds[0]);
+  return 0;
+}
+
+}  // namespace evald::fuzz

@@ -1,0 +1,21 @@
+// Fuzz entry points for the parsers that take untrusted input. Each is wrapped twice: as a
+// libFuzzer target (tests/fuzz/*_main.cc, built with clang -DEVALD_FUZZ=ON) and by the
+// fuzz_smoke test, which feeds it seeded random and mutated inputs in every CI run (under
+// ASan+UBSan in the sanitizer build).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace evald::fuzz {
+
+// Code extraction for both tasks, plus the benchmark's log scan over the same bytes.
+int ExtractAndClassify(const uint8_t* data, size_t size);
+// The samples JSONL reader.
+int ParseSamples(const uint8_t* data, size_t size);
+// The Verilog tokenizer and the integrity check.
+int CheckIntegrity(const uint8_t* data, size_t size);
+// A sandbox response frame read from a pipe (what the host reads from the init).
+int ReadSandboxFrame(const uint8_t* data, size_t size);
+
+}  // namespace evald::fuzz

@@ -1,0 +1,102 @@
+// Runs every fuzz entry point over seeded random inputs and mutations of realistic seeds, so
+// that the parsers see hostile bytes in every CI run (and under the sanitizers there).
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/fuzz/fuzz_targets.h"
+
+namespace evald {
+namespace {
+
+using Target = int (*)(const uint8_t*, size_t);
+
+const std::vector<std::string> kSeeds = {
+    "[BEGIN]\nmodule TopModule(input a, output b);\n assign b = a;\nendmodule\n[DONE]\n",
+    "```verilog\nmodule TopModule();\nendmodule\n```\ntext ``` more\n```\n",
+    "{\"problem\": \"Prob001_zero\", \"completion\": \"[BEGIN]x[DONE]\", \"index\": "
+    "3}\n{\"code\":1}\n",
+    "module tb(); stats stats1; RefModule good1(); final $display(\"Mismatches: %1d in %1d "
+    "samples\", "
+    "1, 2); initial begin #1000000 $display(\"TIMEOUT\"); end endmodule\n`ifdef X\n\\esc .tb.x",
+    "syntax error\nerror: Unknown module type\nMismatches: 0 in 12 samples\r\nTIMEOUT\n",
+    std::string("\x08\x00\x00\x00\x0a\x06\x12\x04\x08\x01\x10\x02", 12),
+    std::string("\xff\xff\xff\xff", 4),
+};
+
+std::string Mutate(std::string s, std::mt19937_64& rng) {
+  int edits = 1 + static_cast<int>(rng() % 8);
+  for (int e = 0; e < edits; ++e) {
+    size_t pos = s.empty() ? 0 : rng() % (s.size() + 1);
+    switch (rng() % 5) {
+      case 0:
+        if (!s.empty() && pos < s.size()) s[pos] = static_cast<char>(rng());
+        break;
+      case 1:
+        s.insert(pos, 1, static_cast<char>(rng()));
+        break;
+      case 2:
+        if (!s.empty() && pos < s.size()) s.erase(pos, 1 + rng() % 16);
+        break;
+      case 3: {
+        const char* tokens[] = {"[BEGIN]",
+                                "[DONE]",
+                                "```",
+                                "\n",
+                                "\r",
+                                "module TopModule",
+                                "endmodule",
+                                "\"",
+                                "\\",
+                                "{",
+                                "}",
+                                "`include",
+                                "/*",
+                                "//",
+                                "\xe2\x80\xa8",
+                                "\xc2\x85",
+                                "Mismatches: 0 in 5 samples"};
+        s.insert(pos, tokens[rng() % (sizeof tokens / sizeof *tokens)]);
+        break;
+      }
+      default:
+        s += s.substr(0, rng() % (s.size() + 1));
+        break;
+    }
+  }
+  return s;
+}
+
+void RunTarget(Target target, int iterations) {
+  std::mt19937_64 rng(12345);
+  for (const auto& seed : kSeeds)
+    target(reinterpret_cast<const uint8_t*>(seed.data()), seed.size());
+  for (int i = 0; i < iterations; ++i) {
+    std::string input;
+    if (i % 4 == 0) {
+      input.resize(rng() % 512);
+      for (char& c : input) c = static_cast<char>(rng());
+    } else {
+      input = Mutate(kSeeds[rng() % kSeeds.size()], rng);
+    }
+    target(reinterpret_cast<const uint8_t*>(input.data()), input.size());
+  }
+}
+
+TEST(FuzzSmoke, Extraction) {
+  RunTarget(fuzz::ExtractAndClassify, 3000);
+}
+TEST(FuzzSmoke, SamplesReader) {
+  RunTarget(fuzz::ParseSamples, 3000);
+}
+TEST(FuzzSmoke, Integrity) {
+  RunTarget(fuzz::CheckIntegrity, 3000);
+}
+TEST(FuzzSmoke, SandboxFrames) {
+  RunTarget(fuzz::ReadSandboxFrame, 1000);
+}
+
+}  // namespace
+}  // namespace evald
