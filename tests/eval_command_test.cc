@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "evald/common/file_io.h"
@@ -152,6 +153,81 @@ TEST_F(EvalCommand, DatasetCheckOnTheBuiltinSet) {
   ASSERT_TRUE(text.ok());
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*text, &report).ok());
   EXPECT_EQ(report.gradable(), 14);
+}
+
+TEST_F(EvalCommand, CompareAndGateOnReports) {
+  // Baseline: the built-in samples. Candidate: only the wrong-logic ones.
+  std::string base_json = dir_ + "/base.json", cand_json = dir_ + "/cand.json";
+  std::string samples = testing::BuiltinDataset() + "/samples_spec-to-rtl.jsonl";
+  ASSERT_EQ(RunEvald("eval --dataset " + testing::BuiltinDataset() + " --samples " + samples +
+                     " --json " + base_json)
+                .exit_code,
+            0);
+  auto all = ReadFileBounded(samples);
+  ASSERT_TRUE(all.ok());
+  std::string wrong;
+  int line_no = 0;
+  for (size_t pos = 0; pos < all->size();) {
+    size_t end = all->find('\n', pos);
+    if (line_no++ % 6 == 2) wrong += all->substr(pos, end - pos) + "\n";
+    pos = end + 1;
+  }
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/wrong.jsonl", wrong).ok());
+  ASSERT_EQ(RunEvald("eval --dataset " + testing::BuiltinDataset() + " --samples " + dir_ +
+                     "/wrong.jsonl --json " + cand_json)
+                .exit_code,
+            0);
+
+  auto cmp = RunEvald("compare " + base_json + " " + cand_json + " --json " + dir_ + "/cmp.json");
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.output;
+  EXPECT_NE(cmp.output.find("lost by B"), std::string::npos) << cmp.output;
+  EXPECT_NE(cmp.output.find("is worse than"), std::string::npos) << cmp.output;
+
+  auto pass = RunEvald("gate --report " + base_json + " --min 'pass@1>=0.45,pass@5>=0.9' --junit " +
+                       dir_ + "/j.xml --markdown " + dir_ + "/g.md");
+  EXPECT_EQ(pass.exit_code, 0) << pass.output;
+  EXPECT_NE(pass.output.find("gate: PASS"), std::string::npos);
+  auto junit = ReadFileBounded(dir_ + "/j.xml");
+  ASSERT_TRUE(junit.ok());
+  EXPECT_NE(junit->find("failures=\"0\""), std::string::npos);
+  EXPECT_NE(junit->find("Bi01_and_gate"), std::string::npos);
+
+  auto regress = RunEvald("gate --report " + cand_json + " --baseline " + base_json);
+  EXPECT_EQ(regress.exit_code, 1) << regress.output;
+  EXPECT_NE(regress.output.find("gate: FAIL"), std::string::npos);
+  auto too_low = RunEvald("gate --report " + base_json + " --min 'pass@1>=0.9'");
+  EXPECT_EQ(too_low.exit_code, 1);
+  EXPECT_NE(too_low.output.find("gate: FAIL"), std::string::npos);
+  auto error = RunEvald("gate --report " + dir_ + "/none.json --min 'pass@1>=0.1'");
+  EXPECT_EQ(error.exit_code, 2);
+  EXPECT_NE(error.output.find("gate: ERROR"), std::string::npos);
+  EXPECT_EQ(RunEvald("gate --report " + base_json).exit_code, 2);  // nothing to gate on
+}
+
+TEST_F(EvalCommand, PrintsTheBenchmarksPromptsAsJsonl) {
+  auto r = RunEvald("dataset prompts --dataset " + testing::BuiltinDataset() +
+                    " --task spec-to-rtl --problem Bi03_adder4 --rules");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  v1::PromptLine line;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(r.output.substr(0, r.output.find('\n')), &line)
+          .ok())
+      << r.output;
+  EXPECT_EQ(line.problem(), "Bi03_adder4");
+  EXPECT_NE(line.prompt().find("\nQuestion:\n"), std::string::npos);
+  EXPECT_NE(line.prompt().find("additional rules"), std::string::npos);
+  EXPECT_TRUE(line.prompt().ends_with("\nAnswer:\n"));
+  EXPECT_NE(line.system().find("Verilog RTL designer"), std::string::npos);
+  auto all = RunEvald("dataset prompts --dataset " + testing::BuiltinDataset() +
+                      " --task code-complete-iccad2023");
+  ASSERT_EQ(all.exit_code, 0);
+  EXPECT_EQ(std::count(all.output.begin(), all.output.end(), '\n'), 14);
+  EXPECT_EQ(
+      RunEvald("dataset prompts --dataset " + testing::BuiltinDataset() + " --shots 2").exit_code,
+      2);
+  EXPECT_EQ(RunEvald("dataset prompts --dataset " + testing::BuiltinDataset() + " --problem Nope")
+                .exit_code,
+            2);
 }
 
 }  // namespace

@@ -11,9 +11,14 @@
 #include <mutex>
 #include <sstream>
 
+#include <google/protobuf/util/json_util.h>
+
 #include "datasets/dataset.h"
+#include "datasets/prompt_builder.h"
+#include "evald/cli/compare_and_gate.h"
 #include "evald/eval/evaluation.h"
 #include "evald/eval/report_printer.h"
+#include "evald/store/store.h"
 
 namespace {
 
@@ -98,12 +103,15 @@ int main(int argc, char** argv) {
   CommonFlags eval_flags;
   std::string samples_path, json_out, ks_text = "1,5";
   uint32_t sim_timeout_s = 0;
+  std::string data_dir;
   auto* eval = app.add_subcommand("eval", "grade samples (JSONL) against a dataset");
   AddCommon(eval, &eval_flags);
   eval->add_option("--samples", samples_path, "samples JSONL (problem + completion or code)")
       ->required();
   eval->add_option("--k", ks_text, "pass@k values, comma separated");
   eval->add_option("--json", json_out, "write the full report as JSON");
+  eval->add_option("--data", data_dir,
+                   "evald store (RocksDB): verdicts found there are not simulated again");
   eval->add_option("--sim-timeout", sim_timeout_s,
                    "fixed simulation limit in seconds (default: derived from the reference)");
 
@@ -115,7 +123,49 @@ int main(int argc, char** argv) {
   AddCommon(check, &check_flags);
   check->add_option("--json", check_json, "write the report as JSON");
 
+  std::string prompts_dataset, prompts_task = "spec-to-rtl", prompts_problem;
+  PromptOptions prompt_opts;
+  auto* prompts = dataset->add_subcommand(
+      "prompts", "print the benchmark's prompts as JSONL (problem, system, prompt)");
+  prompts->add_option("--dataset", prompts_dataset, "verilog-eval checkout or dataset_* folder")
+      ->required();
+  prompts->add_option("--task", prompts_task, "spec-to-rtl | code-complete-iccad2023");
+  prompts->add_option("--shots", prompt_opts.shots, "in-context examples (0-4)")
+      ->check(CLI::Range(0, 4));
+  prompts->add_flag("--rules", prompt_opts.rules, "add the benchmark's rules (spec-to-rtl)");
+  prompts->add_flag("--explain", prompt_opts.explain, "allow explanations (no [BEGIN]/[DONE])");
+  prompts->add_option("--problem", prompts_problem, "only this problem");
+
+  std::function<int()> run;
+  RegisterCompareCommand(app, &run);
+  RegisterGateCommand(app, &run);
+
   CLI11_PARSE(app, argc, argv);
+  if (run) return run();
+
+  if (prompts->parsed()) {
+    auto task = ParseTask(prompts_task);
+    if (!task.ok()) return Fail(task.status());
+    auto ds = Dataset::Load(prompts_dataset, *task);
+    if (!ds.ok()) return Fail(ds.status());
+    if (!prompts_problem.empty() && !ds->Find(prompts_problem))
+      return Fail(Status::NotFound("problem '" + prompts_problem + "' is not in " + ds->folder()));
+    google::protobuf::util::JsonPrintOptions json_opts;
+    json_opts.preserve_proto_field_names = true;
+    for (const auto& p : ds->problems()) {
+      if (!prompts_problem.empty() && p.name != prompts_problem) continue;
+      auto prompt = BuildPrompt(*ds, p, prompt_opts);
+      if (!prompt.ok()) return Fail(prompt.status());
+      v1::PromptLine line;
+      line.set_problem(p.name);
+      line.set_system(prompt->system);
+      line.set_prompt(prompt->user);
+      std::string out;
+      (void)google::protobuf::util::MessageToJsonString(line, &out, json_opts);
+      std::cout << out << "\n";
+    }
+    return 0;
+  }
 
   auto load = [](const CommonFlags& f, EvalOptions* opts) -> StatusOr<Dataset> {
     auto task = ParseTask(f.task);
@@ -137,6 +187,13 @@ int main(int argc, char** argv) {
     opts.ks = *ks;
     if (sim_timeout_s > 0) opts.simulate_timeout_ms = sim_timeout_s * 1000;
     opts.progress = MakeProgress();
+    std::unique_ptr<Store> store;
+    if (!data_dir.empty()) {
+      auto opened = Store::Open(data_dir);
+      if (!opened.ok()) return Fail(opened.status());
+      store = std::move(*opened);
+      opts.store = store.get();
+    }
     auto samples = ReadSamplesJsonl(samples_path);
     if (!samples.ok()) return Fail(samples.status().Annotate("reading samples"));
     for (const auto& e : samples->errors)

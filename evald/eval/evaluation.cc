@@ -14,9 +14,11 @@
 #include "evald/eval/sandbox_pool.h"
 #include "evald/metrics/bootstrap.h"
 #include "evald/metrics/pass_at_k.h"
+#include "evald/store/store.h"
 #include "harness/calibration.h"
 #include "harness/failure_category.h"
 #include "harness/testbench_hardening.h"
+#include "harness/verdict_key.h"
 
 namespace evald {
 
@@ -39,6 +41,46 @@ v1::ProblemCalibration ToProto(const std::string& name, const Calibration& c, ch
   p.set_note(c.note);
   p.set_reference_verdict(std::string(1, verdict));
   return p;
+}
+
+Calibration FromProto(const v1::ProblemCalibration& p) {
+  Calibration c;
+  c.gradable = p.gradable();
+  c.samples_checked = p.samples_checked();
+  c.testbench_timeout = p.testbench_timeout();
+  c.simulate_seconds = p.simulate_seconds();
+  c.compile_seconds = p.compile_seconds();
+  c.note = p.note();
+  return c;
+}
+
+// The verdict fields of a sample result, as the cache keeps them.
+v1::SampleResult VerdictFields(const Verdict& v) {
+  v1::SampleResult r;
+  r.set_verdict(std::string(1, v.category));
+  r.set_passed(v.passed);
+  r.set_mismatches(v.mismatches);
+  r.set_samples_checked(v.samples_checked);
+  r.set_benchmark_verdict(std::string(1, v.benchmark));
+  r.set_detail(v.detail);
+  r.set_compile_seconds(v.compile_seconds);
+  r.set_simulate_seconds(v.simulate_seconds);
+  r.set_log_tail(Tail(v.log));
+  return r;
+}
+
+Verdict FromVerdictFields(const v1::SampleResult& r) {
+  Verdict v;
+  v.category = r.verdict().empty() ? '!' : r.verdict()[0];
+  v.passed = r.passed();
+  v.mismatches = r.mismatches();
+  v.samples_checked = r.samples_checked();
+  v.benchmark = r.benchmark_verdict().empty() ? '?' : r.benchmark_verdict()[0];
+  v.detail = r.detail();
+  v.compile_seconds = r.compile_seconds();
+  v.simulate_seconds = r.simulate_seconds();
+  v.log = r.log_tail();
+  return v;
 }
 
 // Runs the simulator's version query in the sandbox (the same binary that will grade).
@@ -224,32 +266,70 @@ StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& sam
 
   // 3. Calibrate the problems in use.
   const SimulatorLimits base = DefaultLimits(options.simulator);
+  SimulatorLimits key_limits = base;
+  if (options.simulate_timeout_ms) key_limits.simulate_timeout_ms = *options.simulate_timeout_ms;
+  const std::string& version = report.simulator_version();
   std::map<std::string, char> cal_verdicts;
   std::map<std::string, DesignRun> reference_runs;
-  auto calibration =
-      CalibrateAll(pool, options.simulator, base, used_problems, &cal_verdicts, &reference_runs);
-  for (const Problem* p : used_problems)
-    *report.add_calibration() = ToProto(p->name, calibration[p->name], cal_verdicts[p->name]);
+  std::map<std::string, Calibration> calibration;
+  std::vector<const Problem*> to_calibrate;
+  for (const Problem* p : used_problems) {
+    v1::ProblemCalibration cached;
+    if (options.store && options.store
+                             ->Get(Family::kVerdictCache,
+                                   CalibrationKey(options.simulator, version, base, *p), &cached)
+                             .ok()) {
+      calibration[p->name] = FromProto(cached);
+      cal_verdicts[p->name] =
+          cached.reference_verdict().empty() ? '.' : cached.reference_verdict()[0];
+    } else {
+      to_calibrate.push_back(p);
+    }
+  }
+  for (auto& [name, c] :
+       CalibrateAll(pool, options.simulator, base, to_calibrate, &cal_verdicts, &reference_runs))
+    calibration[name] = c;
+  for (const Problem* p : used_problems) {
+    v1::ProblemCalibration proto = ToProto(p->name, calibration[p->name], cal_verdicts[p->name]);
+    bool fresh = reference_runs.count(p->name) > 0;
+    if (options.store && fresh && cal_verdicts[p->name] != '!')
+      (void)options.store->Put(Family::kVerdictCache,
+                               CalibrationKey(options.simulator, version, base, *p), proto);
+    *report.add_calibration() = std::move(proto);
+  }
 
   // 4. One simulation per distinct (problem, code).
   std::map<std::string, size_t> first_of_key;
   std::vector<size_t> unique;
   std::vector<Verdict> verdicts(pending.size());
-  int simulations = static_cast<int>(used_problems.size());
+  std::vector<std::string> cache_keys(pending.size());
+  int simulations = static_cast<int>(to_calibrate.size()), cache_hits = 0;
   for (size_t i = 0; i < pending.size(); ++i) {
     if (!first_of_key.emplace(pending[i].key, i).second) continue;
-    // A sample that is the reference itself was already simulated by the calibration.
     const Pending& p = pending[i];
     const Problem* problem = dataset.Find(p.result.problem());
-    if (p.code == ReferenceAsDesign(problem->reference)) {
-      verdicts[i] = ClassifyRun(reference_runs[problem->name], options.simulator, p.code,
-                                &calibration[problem->name]);
+    if (options.store) {
+      cache_keys[i] = VerdictKey(options.simulator, version, key_limits, *problem, p.code);
+      if (auto hit = options.store->LookupVerdict(cache_keys[i])) {
+        verdicts[i] = FromVerdictFields(*hit);
+        ++cache_hits;
+        continue;
+      }
+    }
+    // A sample that is the reference itself was already simulated by the calibration.
+    auto ref_run = reference_runs.find(problem->name);
+    if (ref_run != reference_runs.end() && p.code == ReferenceAsDesign(problem->reference)) {
+      verdicts[i] =
+          ClassifyRun(ref_run->second, options.simulator, p.code, &calibration[problem->name]);
+      if (options.store && verdicts[i].category != category::kInternalError)
+        (void)options.store->StoreVerdict(cache_keys[i], VerdictFields(verdicts[i]));
       continue;
     }
     unique.push_back(i);
     ++simulations;
   }
   report.mutable_summary()->set_simulations(simulations);
+  report.mutable_summary()->set_cache_hits(cache_hits);
   std::atomic<int> done{0};
   const int total = static_cast<int>(unique.size());
   for (size_t i : unique) {
@@ -259,6 +339,8 @@ StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& sam
       const Calibration& cal = calibration[problem->name];
       SimulatorLimits limits = LimitsForProblem(base, cal, options.simulate_timeout_ms);
       verdicts[i] = GradeDesign(w, options.simulator, limits, *problem, p.code, &cal);
+      if (options.store && verdicts[i].category != category::kInternalError)
+        (void)options.store->StoreVerdict(cache_keys[i], VerdictFields(verdicts[i]));
       int d = ++done;
       if (options.progress) options.progress(d, total);
     });
@@ -271,16 +353,8 @@ StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& sam
     size_t src = first_of_key[pending[i].key];
     const Verdict& v = verdicts[src];
     v1::SampleResult r = pending[i].result;
-    r.set_verdict(std::string(1, v.category));
-    r.set_passed(v.passed);
-    r.set_mismatches(v.mismatches);
-    r.set_samples_checked(v.samples_checked);
-    r.set_benchmark_verdict(std::string(1, v.benchmark));
-    r.set_detail(v.detail);
+    r.MergeFrom(VerdictFields(v));
     r.set_deduplicated(src != i);
-    r.set_compile_seconds(v.compile_seconds);
-    r.set_simulate_seconds(v.simulate_seconds);
-    r.set_log_tail(Tail(v.log));
     if (v.category == category::kInternalError) ++internal_errors;
     *report.add_samples() = std::move(r);
   }

@@ -15,12 +15,17 @@
 
 namespace evald {
 
+class Store;
+
 struct EvalOptions {
   SimulatorKind simulator = SimulatorKind::kIcarus;
   std::vector<int> ks = {1, 5};
   int jobs = 2;
   std::optional<uint32_t> simulate_timeout_ms;  // fixed limit instead of the calibrated one
   SandboxOptions sandbox;
+  // Verdict cache: calibrations and verdicts found here are not simulated again; new ones are
+  // added. Optional.
+  Store* store = nullptr;
   // Called from worker threads as simulations finish: (done, total).
   std::function<void(int, int)> progress;
 };

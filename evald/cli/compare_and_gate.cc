@@ -1,0 +1,172 @@
+#include "evald/cli/compare_and_gate.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <memory>
+
+#include "evald/cli/report_io.h"
+#include "evald/common/file_io.h"
+#include "evald/eval/report_printer.h"
+#include "evald/gate/ci_gate.h"
+#include "evald/metrics/run_comparison.h"
+
+namespace evald {
+
+namespace {
+
+void PrintComparison(const v1::Comparison& c, std::ostream& out) {
+  out << fmt::format("A = {}\nB = {}\n{} shared problems", c.a(), c.b(), c.shared_problems());
+  if (c.only_in_a_size() || c.only_in_b_size())
+    out << fmt::format(" ({} only in A, {} only in B, left out)", c.only_in_a_size(),
+                       c.only_in_b_size());
+  out << "\n\n";
+  out << fmt::format("{:<8} {:>8} {:>8} {:>9} {:>22} {:>5} {:>5} {:>5} {:>10} {:>10}\n", "metric",
+                     "A", "B", "delta", "95% CI (paired)", "B>A", "B<A", "tie", "sign p", "perm p");
+  for (const auto& k : c.ks()) {
+    out << fmt::format(
+        "pass@{:<3} {:>8.4f} {:>8.4f} {:>+9.4f} {:>22} {:>5} {:>5} {:>5} {:>10.4g} {:>10}\n", k.k(),
+        k.a(), k.b(), k.delta(),
+        fmt::format("[{:+.4f}, {:+.4f}]", k.delta_ci95().low(), k.delta_ci95().high()), k.better(),
+        k.worse(), k.ties(), k.sign_test_p(),
+        k.permutation_p() >= 0 ? fmt::format("{:.4g}", k.permutation_p()) : "-");
+  }
+  auto list = [&](const char* what, const auto& names) {
+    if (names.empty()) return;
+    out << what << " (" << names.size() << "):";
+    for (const auto& n : names) out << " " << n;
+    out << "\n";
+  };
+  out << "\n";
+  list("gained by B (A never passes)", c.gained());
+  list("lost by B (B never passes)", c.lost());
+  out << c.conclusion() << "\n";
+}
+
+StatusOr<std::vector<int>> ParseKList(const std::string& text) {
+  std::vector<int> ks;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    std::string item =
+        text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    try {
+      size_t used = 0;
+      int k = std::stoi(item, &used);
+      if (used != item.size() || k < 1) throw std::invalid_argument(item);
+      ks.push_back(k);
+    } catch (...) {
+      return Status::InvalidArgument("--k expects positive integers separated by commas");
+    }
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return ks;
+}
+
+}  // namespace
+
+void RegisterCompareCommand(CLI::App& app, std::function<int()>* run) {
+  struct Flags {
+    std::string a, b, json, ks = "1,5";
+    double alpha = 0.05;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand("compare", "compare two evaluation reports problem by problem");
+  cmd->add_option("A", f->a, "report JSON of run A (the reference side)")->required();
+  cmd->add_option("B", f->b, "report JSON of run B")->required();
+  cmd->add_option("--k", f->ks, "pass@k values, comma separated");
+  cmd->add_option("--alpha", f->alpha, "significance level")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--json", f->json, "write the comparison as JSON");
+  cmd->callback([cmd, f, run] {
+    *run = [f]() -> int {
+      auto ks = ParseKList(f->ks);
+      auto a = ReadReportJson(f->a);
+      auto b = ReadReportJson(f->b);
+      for (const Status& st : {ks.status(), a.status(), b.status()}) {
+        if (!st.ok()) {
+          spdlog::error("{}", st.ToString());
+          return 2;
+        }
+      }
+      CompareOptions opts;
+      opts.ks = *ks;
+      opts.alpha = f->alpha;
+      opts.label_a = f->a;
+      opts.label_b = f->b;
+      v1::Comparison c = CompareReports(*a, *b, opts);
+      PrintComparison(c, std::cout);
+      if (!f->json.empty()) {
+        Status st = WriteJson(c, f->json);
+        if (!st.ok()) {
+          spdlog::error("{}", st.ToString());
+          return 2;
+        }
+      }
+      return 0;
+    };
+    (void)cmd;
+  });
+}
+
+void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
+  struct Flags {
+    std::string report, baseline, thresholds, junit, markdown;
+    double alpha = 0.05;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "gate", "pass or fail a CI job on a report: exit 0 pass, 1 gate failed, 2 error");
+  cmd->add_option("--report", f->report, "report JSON of the candidate run")->required();
+  cmd->add_option("--min", f->thresholds, "thresholds, e.g. pass@1>=0.45,pass@5>=0.6");
+  cmd->add_option("--baseline", f->baseline,
+                  "fail on a significant regression against this report");
+  cmd->add_option("--alpha", f->alpha, "significance level for the regression check")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--junit", f->junit, "write JUnit XML");
+  cmd->add_option("--markdown", f->markdown, "write a Markdown summary");
+  cmd->callback([f, run] {
+    *run = [f]() -> int {
+      auto fail = [](const Status& st) {
+        spdlog::error("{}", st.ToString());
+        std::cout << "gate: ERROR\n";
+        return 2;
+      };
+      auto report = ReadReportJson(f->report);
+      if (!report.ok()) return fail(report.status());
+      GateOptions opts;
+      opts.alpha = f->alpha;
+      if (!f->thresholds.empty()) {
+        auto t = ParseThresholds(f->thresholds);
+        if (!t.ok()) return fail(t.status());
+        opts.thresholds = *t;
+      }
+      std::optional<v1::EvalReport> baseline;
+      if (!f->baseline.empty()) {
+        auto b = ReadReportJson(f->baseline);
+        if (!b.ok()) return fail(b.status());
+        baseline = std::move(*b);
+        opts.baseline = &*baseline;
+      }
+      if (opts.thresholds.empty() && !opts.baseline)
+        return fail(Status::InvalidArgument("give --min and/or --baseline"));
+      GateResult result = EvaluateGate(*report, opts);
+      if (!f->junit.empty()) {
+        Status st = WriteFileAtomic(f->junit, GateJUnitXml(*report, result));
+        if (!st.ok()) return fail(st);
+      }
+      if (!f->markdown.empty()) {
+        Status st = WriteFileAtomic(f->markdown, GateMarkdown(*report, result));
+        if (!st.ok()) return fail(st);
+      }
+      for (const auto& c : result.checks)
+        std::cout << fmt::format("  [{}] {}: {}\n", c.passed ? "pass" : "FAIL", c.name, c.message);
+      if (result.comparison) std::cout << "  " << result.comparison->conclusion() << "\n";
+      std::cout << "gate: " << result.Verdict() << "\n";
+      return result.passed ? 0 : 1;
+    };
+  });
+}
+
+}  // namespace evald

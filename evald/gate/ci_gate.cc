@@ -1,0 +1,194 @@
+#include "evald/gate/ci_gate.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "evald/metrics/run_comparison.h"
+
+namespace evald {
+
+namespace {
+
+std::string XmlEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // XML 1.0 forbids most control characters, even escaped.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+          out += '?';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::string MdEscape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|' || c == '*' || c == '_' || c == '`' || c == '<' || c == '>') out += '\\';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::vector<GateThreshold>> ParseThresholds(const std::string& text) {
+  static const std::regex kItem(R"(\s*(?:pass@)?(\d+)\s*(?:>=|=|:)\s*([0-9]*\.?[0-9]+)\s*)");
+  std::vector<GateThreshold> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    std::smatch m;
+    if (!std::regex_match(item, m, kItem))
+      return Status::InvalidArgument("threshold '" + item + "' is not of the form pass@K>=X");
+    GateThreshold t;
+    t.k = std::stoi(m[1].str());
+    t.minimum = std::stod(m[2].str());
+    if (t.k < 1 || t.minimum < 0 || t.minimum > 1)
+      return Status::InvalidArgument("threshold '" + item + "': k >= 1 and 0 <= X <= 1");
+    out.push_back(t);
+  }
+  return out;
+}
+
+GateResult EvaluateGate(const v1::EvalReport& report, const GateOptions& options) {
+  GateResult r;
+  for (const auto& t : options.thresholds) {
+    GateCheck c;
+    c.name = fmt::format("pass@{} >= {:.4f}", t.k, t.minimum);
+    auto it = report.summary().pass_at().find(std::to_string(t.k));
+    if (it == report.summary().pass_at().end()) {
+      c.passed = false;
+      c.message = fmt::format("pass@{} is not in the report (too few samples per problem)", t.k);
+    } else {
+      c.passed = it->second + 1e-12 >= t.minimum;
+      auto ci = report.summary().ci95().find(std::to_string(t.k));
+      c.message = fmt::format("pass@{} = {:.4f}", t.k, it->second);
+      if (ci != report.summary().ci95().end())
+        c.message += fmt::format(" (95% CI {:.4f}-{:.4f})", ci->second.low(), ci->second.high());
+    }
+    r.passed &= c.passed;
+    r.checks.push_back(std::move(c));
+  }
+  if (options.baseline) {
+    CompareOptions co;
+    co.alpha = options.alpha;
+    co.label_a = "baseline";
+    co.label_b = "candidate";
+    co.ks.clear();
+    for (int k : report.k()) co.ks.push_back(k);
+    if (co.ks.empty()) co.ks = {1};
+    r.comparison = CompareReports(*options.baseline, report, co);
+    for (const auto& kc : r.comparison->ks()) {
+      GateCheck c;
+      c.name = fmt::format("no significant pass@{} regression vs baseline", kc.k());
+      double p = DecisiveP(*r.comparison, kc.k());
+      bool regressed = kc.delta() < 0 && p >= 0 && p < options.alpha;
+      c.passed = !regressed;
+      c.message = fmt::format(
+          "delta {:+.4f} (95% CI {:+.4f} to {:+.4f}), p = {:.4g}, {} better / {} worse", kc.delta(),
+          kc.delta_ci95().low(), kc.delta_ci95().high(), p, kc.better(), kc.worse());
+      if (r.comparison->lost_size() > 0) {
+        c.message += "; lost:";
+        for (const auto& name : r.comparison->lost()) c.message += " " + name;
+      }
+      r.passed &= c.passed;
+      r.checks.push_back(std::move(c));
+    }
+    if (r.comparison->ks_size() == 0) {
+      r.passed = false;
+      r.checks.push_back({"no significant regression vs baseline", false,
+                          "the report and the baseline share no problem"});
+    }
+  }
+  if (r.checks.empty()) {
+    r.passed = false;
+    r.checks.push_back(
+        {"configuration", false, "no threshold and no baseline: nothing to gate on"});
+  }
+  return r;
+}
+
+std::string GateJUnitXml(const v1::EvalReport& report, const GateResult& result) {
+  std::map<std::string, std::string> letters, flips;
+  for (const auto& s : report.samples()) letters[s.problem()] += s.verdict();
+  if (result.comparison)
+    for (const auto& d : result.comparison->problems()) flips[d.problem()] = d.flip();
+  int failures = 0;
+  for (const auto& c : result.checks) failures += c.passed ? 0 : 1;
+  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x += fmt::format("<testsuites name=\"evald gate\" tests=\"{}\" failures=\"{}\">\n",
+                   result.checks.size() + report.problems_size(), failures);
+  x += fmt::format("  <testsuite name=\"gate\" tests=\"{}\" failures=\"{}\">\n",
+                   result.checks.size(), failures);
+  for (const auto& c : result.checks) {
+    x += fmt::format("    <testcase classname=\"evald.gate\" name=\"{}\">", XmlEscape(c.name));
+    if (!c.passed) {
+      x += fmt::format("<failure message=\"{}\"/>", XmlEscape(c.message));
+    } else {
+      x += fmt::format("<system-out>{}</system-out>", XmlEscape(c.message));
+    }
+    x += "</testcase>\n";
+  }
+  x += "  </testsuite>\n";
+  x += fmt::format("  <testsuite name=\"problems\" tests=\"{}\" failures=\"0\">\n",
+                   report.problems_size());
+  for (const auto& p : report.problems()) {
+    std::string info = fmt::format("n={} c={}", p.n(), p.c());
+    for (const auto& [k, v] : p.pass_at()) info += fmt::format(" pass@{}={:.4f}", k, v);
+    info += " verdicts=" + letters[p.problem()];
+    if (!flips[p.problem()].empty()) info += " vs baseline: " + flips[p.problem()];
+    x += fmt::format(
+        "    <testcase classname=\"evald.problems\" "
+        "name=\"{}\"><system-out>{}</system-out></testcase>\n",
+        XmlEscape(p.problem()), XmlEscape(info));
+  }
+  x += "  </testsuite>\n</testsuites>\n";
+  return x;
+}
+
+std::string GateMarkdown(const v1::EvalReport& report, const GateResult& result) {
+  std::string md = fmt::format("## evald gate: **{}**\n\n", result.Verdict());
+  md += fmt::format("{} problems, {} samples, {} ({})\n\n", report.summary().problems(),
+                    report.summary().samples(), MdEscape(report.simulator()),
+                    MdEscape(report.simulator_version()));
+  md += "| check | result | figures |\n|---|---|---|\n";
+  for (const auto& c : result.checks)
+    md += fmt::format("| {} | {} | {} |\n", MdEscape(c.name), c.passed ? "pass" : "**FAIL**",
+                      MdEscape(c.message));
+  if (result.comparison) {
+    md += "\n" + MdEscape(result.comparison->conclusion()) + "\n";
+    if (result.comparison->lost_size() || result.comparison->gained_size()) {
+      md += "\n| problem | vs baseline |\n|---|---|\n";
+      for (const auto& n : result.comparison->lost())
+        md += fmt::format("| {} | lost |\n", MdEscape(n));
+      for (const auto& n : result.comparison->gained())
+        md += fmt::format("| {} | gained |\n", MdEscape(n));
+    }
+  }
+  return md;
+}
+
+}  // namespace evald

@@ -1,0 +1,28 @@
+// Problem-by-problem comparison of two evaluation reports: per-problem pass@k differences,
+// mean Δpass@k with a paired bootstrap interval, exact paired tests, and the problems that
+// flipped. Problems present in only one report are listed and left out of the statistics.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "evald/proto/compare.pb.h"
+#include "evald/proto/eval.pb.h"
+
+namespace evald {
+
+struct CompareOptions {
+  std::vector<int> ks = {1, 5};
+  double alpha = 0.05;
+  std::string label_a = "A";
+  std::string label_b = "B";
+};
+
+v1::Comparison CompareReports(const v1::EvalReport& a, const v1::EvalReport& b,
+                              const CompareOptions& options);
+
+// The p-value a comparison's verdict on pass@k rests on: the exact permutation test where it was
+// computed, else the sign test. -1 when k was not compared.
+double DecisiveP(const v1::Comparison& comparison, int k);
+
+}  // namespace evald

@@ -1,0 +1,110 @@
+#include "evald/store/store.h"
+
+#include <google/protobuf/message_lite.h>
+#include <rocksdb/options.h>
+
+#include <chrono>
+
+#include "evald/proto/store.pb.h"
+
+namespace evald {
+
+namespace {
+
+const char* const kFamilyNames[] = {"checkpoints", "runs", "samples", "verdict_cache",
+                                    "generations"};
+
+Status FromRocks(const rocksdb::Status& st, const std::string& what) {
+  if (st.ok()) return Status::Ok();
+  if (st.IsNotFound()) return Status::NotFound(what);
+  if (st.IsCorruption()) return Status::Corruption(what + ": " + st.ToString());
+  return Status::IoError(what + ": " + st.ToString());
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
+  rocksdb::DBOptions db_opts;
+  db_opts.create_if_missing = true;
+  db_opts.create_missing_column_families = true;
+  db_opts.max_background_jobs = 2;
+  db_opts.keep_log_file_num = 3;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  for (const char* name : kFamilyNames) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  auto st = rocksdb::DB::Open(db_opts, dir, families, &handles, &raw);
+  if (!st.ok()) return FromRocks(st, "opening the store at " + dir);
+  std::unique_ptr<Store> store(new Store());
+  store->db_.reset(raw);
+  // handles[0] is the default family, which evald does not use.
+  store->handles_.assign(handles.begin() + 1, handles.end());
+  raw->DestroyColumnFamilyHandle(handles[0]);
+  return store;
+}
+
+Store::~Store() {
+  for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+}
+
+rocksdb::ColumnFamilyHandle* Store::Handle(Family family) const {
+  return handles_[static_cast<size_t>(family)];
+}
+
+Status Store::Put(Family family, std::string_view key, const google::protobuf::MessageLite& value) {
+  std::string bytes;
+  if (!value.SerializeToString(&bytes)) return Status::Internal("cannot serialize record");
+  return FromRocks(db_->Put(rocksdb::WriteOptions(), Handle(family),
+                            rocksdb::Slice(key.data(), key.size()), bytes),
+                   "writing " + std::string(key));
+}
+
+Status Store::Get(Family family, std::string_view key, google::protobuf::MessageLite* value) const {
+  std::string bytes;
+  auto st = db_->Get(rocksdb::ReadOptions(), Handle(family), rocksdb::Slice(key.data(), key.size()),
+                     &bytes);
+  if (!st.ok()) return FromRocks(st, std::string(key));
+  if (!value->ParseFromString(bytes))
+    return Status::Corruption("stored record " + std::string(key) + " does not parse");
+  return Status::Ok();
+}
+
+Status Store::Scan(Family family, std::string_view prefix,
+                   const std::function<bool(std::string_view, std::string_view)>& visit) const {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), Handle(family)));
+  for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size())); it->Valid(); it->Next()) {
+    std::string_view key(it->key().data(), it->key().size());
+    if (key.substr(0, prefix.size()) != prefix) break;
+    if (!visit(key, std::string_view(it->value().data(), it->value().size()))) break;
+  }
+  return FromRocks(it->status(), "scanning");
+}
+
+void Store::Batch::Put(Family family, std::string_view key,
+                       const google::protobuf::MessageLite& value) {
+  std::string bytes;
+  value.SerializeToString(&bytes);
+  batch_.Put(store_->Handle(family), rocksdb::Slice(key.data(), key.size()), bytes);
+}
+
+Status Store::Write(Batch& batch) {
+  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch.batch_), "writing a batch");
+}
+
+std::optional<v1::SampleResult> Store::LookupVerdict(const std::string& key) const {
+  v1::CachedVerdict cached;
+  if (!Get(Family::kVerdictCache, key, &cached).ok()) return std::nullopt;
+  return cached.result();
+}
+
+Status Store::StoreVerdict(const std::string& key, const v1::SampleResult& result) {
+  v1::CachedVerdict cached;
+  *cached.mutable_result() = result;
+  cached.set_created_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count());
+  return Put(Family::kVerdictCache, key, cached);
+}
+
+}  // namespace evald

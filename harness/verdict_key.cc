@@ -1,0 +1,35 @@
+#include "harness/verdict_key.h"
+
+#include "evald/common/hash.h"
+
+namespace evald {
+
+namespace {
+std::string LimitSignature(const SimulatorLimits& limits) {
+  // The job's command lines are fixed per simulator (simulator.cc); its limits vary.
+  return std::to_string(limits.compile_timeout_ms) + "/" +
+         std::to_string(limits.simulate_timeout_ms) + "/" +
+         std::to_string(limits.compile_address_space) + "/" +
+         std::to_string(limits.simulate_address_space) + "/" +
+         std::to_string(limits.max_output_bytes) + "/" + std::to_string(limits.file_size_bytes) +
+         "/" + std::to_string(limits.max_processes);
+}
+}  // namespace
+
+std::string CalibrationKey(SimulatorKind simulator, const std::string& simulator_version,
+                           const SimulatorLimits& limits, const Problem& problem) {
+  return "cal-" + Sha256OfFields({"evald-calibration", std::to_string(kGradingRulesVersion),
+                                  SimulatorName(simulator), simulator_version,
+                                  LimitSignature(limits), problem.testbench, problem.reference});
+}
+
+std::string VerdictKey(SimulatorKind simulator, const std::string& simulator_version,
+                       const SimulatorLimits& limits, const Problem& problem,
+                       const std::string& code) {
+  std::string limit_sig = LimitSignature(limits);
+  return Sha256OfFields({"evald-verdict", std::to_string(kGradingRulesVersion),
+                         SimulatorName(simulator), simulator_version, limit_sig, problem.testbench,
+                         problem.reference, code});
+}
+
+}  // namespace evald
