@@ -16,6 +16,7 @@
 #include "datasets/dataset.h"
 #include "datasets/prompt_builder.h"
 #include "evald/cli/compare_and_gate.h"
+#include "evald/cli/serve_command.h"
 #include "evald/eval/evaluation.h"
 #include "evald/eval/report_printer.h"
 #include "evald/store/store.h"
@@ -139,6 +140,8 @@ int main(int argc, char** argv) {
   std::function<int()> run;
   RegisterCompareCommand(app, &run);
   RegisterGateCommand(app, &run);
+  RegisterServeCommand(app, &run);
+  RegisterExportCommand(app, &run);
 
   CLI11_PARSE(app, argc, argv);
   if (run) return run();

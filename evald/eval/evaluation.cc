@@ -30,7 +30,10 @@ std::string Tail(const std::string& s) {
   return s.size() <= kLogTailBytes ? s : s.substr(s.size() - kLogTailBytes);
 }
 
-v1::ProblemCalibration ToProto(const std::string& name, const Calibration& c, char verdict) {
+}  // namespace
+
+v1::ProblemCalibration CalibrationProto(const std::string& name, const Calibration& c,
+                                        char verdict) {
   v1::ProblemCalibration p;
   p.set_problem(name);
   p.set_gradable(c.gradable);
@@ -43,7 +46,7 @@ v1::ProblemCalibration ToProto(const std::string& name, const Calibration& c, ch
   return p;
 }
 
-Calibration FromProto(const v1::ProblemCalibration& p) {
+Calibration CalibrationFromProto(const v1::ProblemCalibration& p) {
   Calibration c;
   c.gradable = p.gradable();
   c.samples_checked = p.samples_checked();
@@ -98,11 +101,11 @@ std::string SimulatorVersion(SandboxPool& pool, SimulatorKind kind) {
 }
 
 // Calibrates every problem; `runs` (optional) receives each reference run by problem name.
-std::map<std::string, Calibration> CalibrateAll(SandboxPool& pool, SimulatorKind kind,
-                                                const SimulatorLimits& limits,
-                                                const std::vector<const Problem*>& problems,
-                                                std::map<std::string, char>* verdicts,
-                                                std::map<std::string, DesignRun>* runs) {
+static std::map<std::string, Calibration> CalibrateAll(SandboxPool& pool, SimulatorKind kind,
+                                                       const SimulatorLimits& limits,
+                                                       const std::vector<const Problem*>& problems,
+                                                       std::map<std::string, char>* verdicts,
+                                                       std::map<std::string, DesignRun>* runs) {
   std::map<std::string, Calibration> out;
   std::mutex mu;
   for (const Problem* p : problems) {
@@ -130,7 +133,34 @@ Status CheckSimulatorAllowed(const SandboxPool& pool, SimulatorKind kind) {
   return Status::Ok();
 }
 
-}  // namespace
+CalibrationSet CalibrateWithCache(SandboxPool& pool, SimulatorKind simulator,
+                                  const SimulatorLimits& base, const std::string& version,
+                                  const std::vector<const Problem*>& problems, Store* store) {
+  CalibrationSet out;
+  std::vector<const Problem*> to_calibrate;
+  for (const Problem* p : problems) {
+    v1::ProblemCalibration cached;
+    if (store &&
+        store->Get(Family::kVerdictCache, CalibrationKey(simulator, version, base, *p), &cached)
+            .ok()) {
+      out.calibration[p->name] = CalibrationFromProto(cached);
+      out.letters[p->name] =
+          cached.reference_verdict().empty() ? '.' : cached.reference_verdict()[0];
+    } else {
+      to_calibrate.push_back(p);
+    }
+  }
+  for (auto& [name, c] :
+       CalibrateAll(pool, simulator, base, to_calibrate, &out.letters, &out.reference_runs))
+    out.calibration[name] = c;
+  out.simulated = static_cast<int>(to_calibrate.size());
+  for (const Problem* p : to_calibrate) {
+    if (store && out.letters[p->name] != '!')
+      (void)store->Put(Family::kVerdictCache, CalibrationKey(simulator, version, base, *p),
+                       CalibrationProto(p->name, out.calibration[p->name], out.letters[p->name]));
+  }
+  return out;
+}
 
 void ComputeMetrics(const std::vector<int>& ks, v1::EvalReport* report) {
   std::map<std::string, v1::ProblemResult> by_problem;
@@ -269,41 +299,20 @@ StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& sam
   SimulatorLimits key_limits = base;
   if (options.simulate_timeout_ms) key_limits.simulate_timeout_ms = *options.simulate_timeout_ms;
   const std::string& version = report.simulator_version();
-  std::map<std::string, char> cal_verdicts;
-  std::map<std::string, DesignRun> reference_runs;
-  std::map<std::string, Calibration> calibration;
-  std::vector<const Problem*> to_calibrate;
-  for (const Problem* p : used_problems) {
-    v1::ProblemCalibration cached;
-    if (options.store && options.store
-                             ->Get(Family::kVerdictCache,
-                                   CalibrationKey(options.simulator, version, base, *p), &cached)
-                             .ok()) {
-      calibration[p->name] = FromProto(cached);
-      cal_verdicts[p->name] =
-          cached.reference_verdict().empty() ? '.' : cached.reference_verdict()[0];
-    } else {
-      to_calibrate.push_back(p);
-    }
-  }
-  for (auto& [name, c] :
-       CalibrateAll(pool, options.simulator, base, to_calibrate, &cal_verdicts, &reference_runs))
-    calibration[name] = c;
-  for (const Problem* p : used_problems) {
-    v1::ProblemCalibration proto = ToProto(p->name, calibration[p->name], cal_verdicts[p->name]);
-    bool fresh = reference_runs.count(p->name) > 0;
-    if (options.store && fresh && cal_verdicts[p->name] != '!')
-      (void)options.store->Put(Family::kVerdictCache,
-                               CalibrationKey(options.simulator, version, base, *p), proto);
-    *report.add_calibration() = std::move(proto);
-  }
+  CalibrationSet cals =
+      CalibrateWithCache(pool, options.simulator, base, version, used_problems, options.store);
+  auto& calibration = cals.calibration;
+  auto& reference_runs = cals.reference_runs;
+  for (const Problem* p : used_problems)
+    *report.add_calibration() =
+        CalibrationProto(p->name, calibration[p->name], cals.letters[p->name]);
 
   // 4. One simulation per distinct (problem, code).
   std::map<std::string, size_t> first_of_key;
   std::vector<size_t> unique;
   std::vector<Verdict> verdicts(pending.size());
   std::vector<std::string> cache_keys(pending.size());
-  int simulations = static_cast<int>(to_calibrate.size()), cache_hits = 0;
+  int simulations = cals.simulated, cache_hits = 0;
   for (size_t i = 0; i < pending.size(); ++i) {
     if (!first_of_key.emplace(pending[i].key, i).second) continue;
     const Pending& p = pending[i];
@@ -385,7 +394,7 @@ StatusOr<v1::DatasetCheckReport> CheckDataset(const Dataset& dataset, const Eval
                           &verdicts, nullptr);
   for (const Problem* p : problems) {
     const Calibration& c = cal[p->name];
-    *out.add_problems() = ToProto(p->name, c, verdicts[p->name]);
+    *out.add_problems() = CalibrationProto(p->name, c, verdicts[p->name]);
     if (!c.gradable) {
       out.set_ungradable(out.ungradable() + 1);
     } else {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "datasets/dataset.h"
 #include "evald/eval/samples_reader.h"
 #include "evald/proto/eval.pb.h"
+#include "harness/grader.h"
 #include "harness/simulator.h"
 #include "sandbox/sandbox_options.h"
 
@@ -34,6 +36,26 @@ struct EvalOptions {
 // sample lines are reported in the result and the rest is graded.
 StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& samples,
                                   const EvalOptions& options);
+
+class SandboxPool;
+
+// Building blocks shared with the daemon's run executor.
+struct CalibrationSet {
+  std::map<std::string, Calibration> calibration;
+  std::map<std::string, char> letters;              // the reference run's category
+  std::map<std::string, DesignRun> reference_runs;  // fresh runs only (not from the store)
+  int simulated = 0;
+};
+CalibrationSet CalibrateWithCache(SandboxPool& pool, SimulatorKind simulator,
+                                  const SimulatorLimits& base, const std::string& version,
+                                  const std::vector<const Problem*>& problems, Store* store);
+v1::ProblemCalibration CalibrationProto(const std::string& name, const Calibration& c, char letter);
+Calibration CalibrationFromProto(const v1::ProblemCalibration& p);
+std::string SimulatorVersion(SandboxPool& pool, SimulatorKind kind);
+Status CheckSimulatorAllowed(const SandboxPool& pool, SimulatorKind kind);
+// The verdict fields of a sample result (what the verdict cache keeps), and back.
+v1::SampleResult VerdictFields(const Verdict& v);
+Verdict FromVerdictFields(const v1::SampleResult& r);
 
 // Fills the per-problem results and summary of `report` from its samples (also used when
 // reports are merged or re-scored).

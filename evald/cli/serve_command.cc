@@ -1,0 +1,150 @@
+#include "evald/cli/serve_command.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <memory>
+
+#include "evald/common/file_io.h"
+#include "evald/leaderboard/leaderboard.h"
+#include "evald/server/api.h"
+#include "evald/server/http_server.h"
+#include "evald/server/run_manager.h"
+#include "evald/store/store.h"
+
+namespace evald {
+
+namespace {
+
+int Fail(const Status& st) {
+  spdlog::error("{}", st.ToString());
+  return 2;
+}
+
+StatusOr<std::map<std::string, std::string>> ParseDatasets(const std::vector<std::string>& items) {
+  std::map<std::string, std::string> out;
+  for (const auto& item : items) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      return Status::InvalidArgument("--dataset expects NAME=PATH, got '" + item + "'");
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return out;
+}
+
+StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& dir) {
+  auto store = Store::Open(dir);
+  if (!store.ok() && store.status().message().find("lock") != std::string::npos)
+    return Status::Unavailable(store.status().message() +
+                               " (is a daemon using this store? query its API instead)");
+  return store;
+}
+
+}  // namespace
+
+void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
+  struct Flags {
+    std::string listen = "127.0.0.1:8080", data, tokens;
+    std::vector<std::string> datasets;
+    int jobs = 2;
+    size_t max_body_mb = 64;
+    int timeout_s = 30;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand("serve", "run the evald daemon (REST API under /v1)");
+  cmd->add_option("--listen", f->listen, "ADDR:PORT (port 0 picks a free one)");
+  cmd->add_option("--data", f->data, "store directory (RocksDB)")->required();
+  cmd->add_option("--tokens", f->tokens, "file of bearer tokens: TOKEN read|submit per line")
+      ->required();
+  cmd->add_option("--dataset", f->datasets, "NAME=PATH a run may name (builtin is always there)");
+  cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
+  cmd->add_option("--max-body-mb", f->max_body_mb, "largest request body");
+  cmd->add_option("--timeout", f->timeout_s, "read/write timeout in seconds");
+  cmd->callback([f, run] {
+    *run = [f]() -> int {
+      size_t colon = f->listen.rfind(':');
+      if (colon == std::string::npos)
+        return Fail(Status::InvalidArgument("--listen expects ADDR:PORT"));
+      HttpServerOptions http_opts;
+      http_opts.address = f->listen.substr(0, colon);
+      try {
+        int port = std::stoi(f->listen.substr(colon + 1));
+        if (port < 0 || port > 65535) throw std::out_of_range("port");
+        http_opts.port = static_cast<uint16_t>(port);
+      } catch (...) {
+        return Fail(Status::InvalidArgument("bad port in --listen " + f->listen));
+      }
+      http_opts.max_body_bytes = f->max_body_mb << 20;
+      http_opts.read_timeout = http_opts.write_timeout = std::chrono::seconds(f->timeout_s);
+      auto tokens = LoadTokens(f->tokens);
+      if (!tokens.ok()) return Fail(tokens.status());
+      auto datasets = ParseDatasets(f->datasets);
+      if (!datasets.ok()) return Fail(datasets.status());
+
+      // Block the stop signals in every thread; the main thread waits for them below.
+      sigset_t stop_signals;
+      sigemptyset(&stop_signals);
+      sigaddset(&stop_signals, SIGTERM);
+      sigaddset(&stop_signals, SIGINT);
+      pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+      auto store = OpenStore(f->data);
+      if (!store.ok()) return Fail(store.status());
+      RunManagerOptions run_opts;
+      run_opts.jobs = f->jobs;
+      run_opts.datasets = *datasets;
+      RunManager runs(store->get(), run_opts);
+      if (Status st = runs.Start(); !st.ok()) return Fail(st);
+      Api api(&runs, *tokens);
+      HttpServer server(http_opts, [&api](const HttpRequest& req) { return api.Handle(req); });
+      if (Status st = server.Start(); !st.ok()) return Fail(st);
+      spdlog::info("evald listening on http://{}:{} (store {})", http_opts.address, server.port(),
+                   f->data);
+      std::cout << "listening " << http_opts.address << ":" << server.port() << std::endl;
+
+      int sig = 0;
+      sigwait(&stop_signals, &sig);
+      spdlog::info(
+          "signal {}: stopping (requests in flight are answered; a running run resumes at the next "
+          "start)",
+          sig);
+      server.Stop();
+      runs.Stop();
+      return 0;
+    };
+  });
+}
+
+void RegisterExportCommand(CLI::App& app, std::function<int()>* run) {
+  struct Flags {
+    std::string data, format = "html", out, dataset;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand("export", "export a leaderboard of the finished runs in a store");
+  cmd->add_option("--data", f->data, "store directory")->required();
+  cmd->add_option("--format", f->format, "csv | json | markdown | html");
+  cmd->add_option("--out", f->out, "output file (default: standard output)");
+  cmd->add_option("--dataset", f->dataset, "only runs on this dataset");
+  cmd->callback([f, run] {
+    *run = [f]() -> int {
+      auto store = OpenStore(f->data);
+      if (!store.ok()) return Fail(store.status());
+      RunManager runs(store->get(), {});
+      std::map<std::string, v1::Checkpoint> cks;
+      for (auto& ck : runs.ListCheckpoints()) cks[ck.id()] = ck;
+      RunFilter filter;
+      filter.dataset = f->dataset;
+      auto text = RenderLeaderboard(BuildLeaderboard(runs.ListRuns(filter), cks), f->format);
+      if (!text.ok()) return Fail(text.status());
+      if (f->out.empty()) {
+        std::cout << *text;
+        return 0;
+      }
+      Status st = WriteFileAtomic(f->out, *text);
+      return st.ok() ? 0 : Fail(st);
+    };
+  });
+}
+
+}  // namespace evald

@@ -1,0 +1,312 @@
+#include "evald/leaderboard/leaderboard.h"
+
+#include <fmt/format.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <set>
+
+namespace evald {
+
+namespace {
+
+std::string CsvField(std::string_view s) {
+  bool quote = s.find_first_of(",\"\n\r") != std::string_view::npos;
+  // A leading = + - @ makes spreadsheets evaluate the cell: neutralise it.
+  std::string v = (!s.empty() && std::string_view("=+-@").find(s[0]) != std::string_view::npos)
+                      ? "'" + std::string(s)
+                      : std::string(s);
+  if (!quote) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string Html(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string Md(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (std::string_view("|*_`<>[]\\").find(c) != std::string_view::npos) out += '\\';
+    out += (c == '\n' || c == '\r') ? ' ' : c;
+  }
+  return out;
+}
+
+double PassAt(const v1::LeaderboardRow& r, int k) {
+  auto it = r.pass_at().find(std::to_string(k));
+  return it == r.pass_at().end() ? -1 : it->second;
+}
+
+std::string Ci(const v1::LeaderboardRow& r, int k) {
+  auto it = r.ci95().find(std::to_string(k));
+  if (it == r.ci95().end()) return "";
+  return fmt::format("{:.4f}-{:.4f}", it->second.low(), it->second.high());
+}
+
+// The categories every run of the board uses, failures first by total count.
+std::vector<std::string> CategoryOrder(const v1::Leaderboard& board) {
+  std::map<std::string, int> totals;
+  for (const auto& r : board.rows())
+    for (const auto& [c, n] : r.categories()) totals[c] += n;
+  std::vector<std::string> out;
+  for (const auto& [c, n] : totals) out.push_back(c);
+  std::sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) {
+    if ((a == ".") != (b == ".")) return a == ".";
+    return totals[a] > totals[b] || (totals[a] == totals[b] && a < b);
+  });
+  return out;
+}
+
+const char* CategoryColor(const std::string& c) {
+  static const std::map<std::string, const char*> colors = {
+      {".", "#2e7d32"}, {"R", "#c62828"}, {"r", "#ef6c00"}, {"S", "#6a1b9a"}, {"C", "#4527a0"},
+      {"m", "#283593"}, {"T", "#f9a825"}, {"I", "#000000"}, {"L", "#5d4037"}, {"X", "#9e9e9e"},
+      {"p", "#00838f"}, {"c", "#00695c"}, {"w", "#ad1457"}, {"n", "#558b2f"}, {"e", "#1565c0"},
+      {"0", "#37474f"}, {"!", "#ff1744"}};
+  auto it = colors.find(c);
+  return it == colors.end() ? "#757575" : it->second;
+}
+
+std::string RenderHtml(const v1::Leaderboard& board) {
+  std::vector<int> ks(board.k().begin(), board.k().end());
+  std::string rows;
+  for (const auto& r : board.rows()) {
+    rows += fmt::format(
+        "<tr data-run=\"{}\"><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>"
+        "<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>",
+        Html(r.run_id()), r.rank(), r.rank(), Html(r.checkpoint()), Html(r.checkpoint()),
+        Html(r.trained_on() + " " + r.hardware()), Html(r.trained_on() + " " + r.hardware()),
+        Html(r.dataset() + "/" + r.task()), Html(r.dataset() + " / " + r.task()));
+    for (int k : ks) {
+      double v = PassAt(r, k);
+      rows += v < 0 ? "<td data-v=\"-1\">-</td>"
+                    : fmt::format("<td data-v=\"{:.6f}\">{:.4f}<br><small>{}</small></td>", v, v,
+                                  Ci(r, k));
+    }
+    rows += fmt::format("<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td></tr>\n", r.samples(),
+                        r.samples(), Html(r.run_id()), Html(r.run_id()));
+  }
+  std::string head =
+      "<th data-col=\"0\">rank</th><th data-col=\"1\">checkpoint</th>"
+      "<th data-col=\"2\">trained / served on</th><th data-col=\"3\">dataset</th>";
+  int col = 4;
+  for (int k : ks)
+    head += fmt::format("<th data-col=\"{}\" data-key=\"pass{}\">pass@{}</th>", col++, k, k);
+  head += fmt::format("<th data-col=\"{}\">samples</th><th data-col=\"{}\">run</th>", col, col + 1);
+
+  // Failure-category breakdown: one stacked bar per run.
+  auto cats = CategoryOrder(board);
+  const int width = 600, bar = 18, gap = 8, label = 220;
+  int height = static_cast<int>(board.rows_size()) * (bar + gap) + 40;
+  std::string svg = fmt::format(
+      "<svg id=\"categories\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "role=\"img\" aria-label=\"verdict categories per run\">",
+      width + label + 20, height);
+  int y = 10;
+  for (const auto& r : board.rows()) {
+    int total = 0;
+    for (const auto& [c, n] : r.categories()) total += n;
+    svg += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"12\">{}</text>", y + 13,
+                       Html(r.checkpoint().substr(0, 32)));
+    double x = label;
+    for (const auto& c : cats) {
+      auto it = r.categories().find(c);
+      if (it == r.categories().end() || total == 0) continue;
+      double w = static_cast<double>(it->second) / total * width;
+      svg += fmt::format(
+          "<rect class=\"cat\" data-cat=\"{}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" "
+          "height=\"{}\" fill=\"{}\"><title>{}: {} of {}</title></rect>",
+          Html(c), x, y, w, bar, CategoryColor(c), Html(c), it->second, total);
+      x += w;
+    }
+    y += bar + gap;
+  }
+  int lx = label;
+  for (const auto& c : cats) {
+    svg += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>"
+        "<text x=\"{}\" y=\"{}\" font-size=\"12\">{}</text>",
+        lx, y + 6, CategoryColor(c), lx + 16, y + 16, Html(c == "." ? "pass" : c));
+    lx += 48;
+  }
+  svg += "</svg>";
+
+  return fmt::format(R"(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>evald leaderboard</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em; color: #212121; }}
+table {{ border-collapse: collapse; }}
+th, td {{ border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: left; vertical-align: top; }}
+th {{ cursor: pointer; user-select: none; background: #f5f5f5; }}
+th.asc::after {{ content: " \25B2"; }} th.desc::after {{ content: " \25BC"; }}
+small {{ color: #757575; }}
+</style></head><body>
+<h1>evald leaderboard</h1>
+<p>pass@k is the unbiased estimator of Chen et al. (2021), averaged over problems; the small
+figures are 95% bootstrap confidence intervals over problems. Click a column to sort.</p>
+<table id="board"><thead><tr>{}</tr></thead><tbody>
+{}</tbody></table>
+<h2>Verdict categories</h2>
+{}
+<script>
+(function () {{
+  var table = document.getElementById('board');
+  function sortBy(col, dir) {{
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {{
+      var x = a.cells[col].getAttribute('data-v'), y = b.cells[col].getAttribute('data-v');
+      var nx = parseFloat(x), ny = parseFloat(y);
+      var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+      return dir === 'asc' ? c : -c;
+    }});
+    rows.forEach(function (r) {{ body.appendChild(r); }});
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {{ th.className = ''; }});
+    table.tHead.rows[0].cells[col].className = dir;
+    table.setAttribute('data-sorted', col + ':' + dir);
+  }}
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {{
+    th.addEventListener('click', function () {{
+      sortBy(i, th.className === 'desc' ? 'asc' : 'desc');
+    }});
+  }});
+  // #sort=<column>&dir=asc|desc applies a sort on load (links, tests).
+  var m = /sort=(\d+)(?:&dir=(asc|desc))?/.exec(location.hash);
+  if (m) sortBy(parseInt(m[1], 10), m[2] || 'desc');
+}})();
+</script>
+</body></html>
+)",
+                     head, rows, svg);
+}
+
+}  // namespace
+
+v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
+                                 const std::map<std::string, v1::Checkpoint>& checkpoints,
+                                 int rank_k) {
+  v1::Leaderboard board;
+  std::set<int> ks;
+  for (const auto& run : runs) {
+    if (run.state() != v1::SUCCEEDED) continue;
+    v1::LeaderboardRow row;
+    row.set_run_id(run.id());
+    auto ck = checkpoints.find(run.spec().checkpoint_id());
+    if (ck != checkpoints.end()) {
+      row.set_checkpoint(ck->second.name());
+      row.set_trained_on(ck->second.trained_on());
+    } else {
+      row.set_checkpoint(run.spec().checkpoint_id().empty() ? "(uploaded samples)"
+                                                            : run.spec().checkpoint_id());
+    }
+    row.set_hardware(run.spec().hardware());
+    row.set_dataset(run.spec().dataset());
+    row.set_task(run.spec().task());
+    row.set_simulator(run.spec().simulator());
+    row.set_problems(run.summary().problems());
+    row.set_samples(run.summary().samples());
+    *row.mutable_pass_at() = run.summary().pass_at();
+    *row.mutable_ci95() = run.summary().ci95();
+    *row.mutable_categories() = run.summary().categories();
+    *row.mutable_labels() = run.spec().labels();
+    row.set_finished_unix_ms(run.finished_unix_ms());
+    for (int k : run.spec().k()) ks.insert(k);
+    *board.add_rows() = std::move(row);
+  }
+  std::stable_sort(board.mutable_rows()->begin(), board.mutable_rows()->end(),
+                   [&](const v1::LeaderboardRow& a, const v1::LeaderboardRow& b) {
+                     return PassAt(a, rank_k) > PassAt(b, rank_k);
+                   });
+  for (int i = 0; i < board.rows_size(); ++i) board.mutable_rows(i)->set_rank(i + 1);
+  for (int k : ks) board.add_k(k);
+  return board;
+}
+
+StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::string_view format) {
+  std::vector<int> ks(board.k().begin(), board.k().end());
+  if (format == "json") {
+    google::protobuf::util::JsonPrintOptions opts;
+    opts.preserve_proto_field_names = true;
+    opts.always_print_primitive_fields = true;
+    std::string out;
+    (void)google::protobuf::util::MessageToJsonString(board, &out, opts);
+    return out;
+  }
+  if (format == "csv") {
+    std::string out = "rank,checkpoint,trained_on,hardware,dataset,task,simulator,problems,samples";
+    for (int k : ks) out += fmt::format(",pass@{},pass@{}_ci95_low,pass@{}_ci95_high", k, k, k);
+    out += ",run_id\n";
+    for (const auto& r : board.rows()) {
+      out += fmt::format("{},{},{},{},{},{},{},{},{}", r.rank(), CsvField(r.checkpoint()),
+                         CsvField(r.trained_on()), CsvField(r.hardware()), CsvField(r.dataset()),
+                         CsvField(r.task()), CsvField(r.simulator()), r.problems(), r.samples());
+      for (int k : ks) {
+        auto key = std::to_string(k);
+        auto v = r.pass_at().find(key);
+        auto ci = r.ci95().find(key);
+        out += v == r.pass_at().end() ? ",," : fmt::format(",{:.6f}", v->second);
+        out += ci == r.ci95().end()
+                   ? (v == r.pass_at().end() ? "" : ",,")
+                   : fmt::format(",{:.6f},{:.6f}", ci->second.low(), ci->second.high());
+      }
+      out += "," + CsvField(r.run_id()) + "\n";
+    }
+    return out;
+  }
+  if (format == "markdown" || format == "md") {
+    std::string out = "| rank | checkpoint | trained / served on | dataset |";
+    for (int k : ks) out += fmt::format(" pass@{} (95% CI) |", k);
+    out += " samples | run |\n|---|---|---|---|";
+    for (size_t i = 0; i < ks.size(); ++i) out += "---|";
+    out += "---|---|\n";
+    for (const auto& r : board.rows()) {
+      out +=
+          fmt::format("| {} | {} | {} | {} |", r.rank(), Md(r.checkpoint()),
+                      Md(r.trained_on() + " " + r.hardware()), Md(r.dataset() + " / " + r.task()));
+      for (int k : ks) {
+        double v = PassAt(r, k);
+        out += v < 0 ? " - |" : fmt::format(" {:.4f} ({}) |", v, Ci(r, k));
+      }
+      out += fmt::format(" {} | {} |\n", r.samples(), Md(r.run_id()));
+    }
+    return out;
+  }
+  if (format == "html") return RenderHtml(board);
+  return Status::InvalidArgument("unknown leaderboard format '" + std::string(format) +
+                                 "' (csv, json, markdown, html)");
+}
+
+std::string LeaderboardContentType(std::string_view format) {
+  if (format == "csv") return "text/csv; charset=utf-8";
+  if (format == "markdown" || format == "md") return "text/markdown; charset=utf-8";
+  if (format == "html") return "text/html; charset=utf-8";
+  return "application/json";
+}
+
+}  // namespace evald

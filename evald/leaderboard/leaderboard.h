@@ -1,0 +1,26 @@
+// Leaderboards over finished runs: CSV, JSON, Markdown and a self-contained HTML page
+// (sortable table, pass@k with confidence intervals, failure-category breakdown chart).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "evald/common/status.h"
+#include "evald/proto/store.pb.h"
+
+namespace evald {
+
+// Rows for the SUCCEEDED runs, ranked by pass@rank_k (descending).
+v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
+                                 const std::map<std::string, v1::Checkpoint>& checkpoints,
+                                 int rank_k = 1);
+
+// format: csv | json | markdown (md) | html
+StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::string_view format);
+
+// MIME type of a format.
+std::string LeaderboardContentType(std::string_view format);
+
+}  // namespace evald

@@ -1,0 +1,484 @@
+#include "evald/server/run_manager.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "datasets/code_extractor.h"
+#include "evald/common/hash.h"
+#include "evald/eval/evaluation.h"
+#include "evald/eval/samples_reader.h"
+#include "evald/eval/sandbox_pool.h"
+#include "harness/calibration.h"
+#include "harness/failure_category.h"
+#include "harness/verdict_key.h"
+
+namespace evald {
+
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool Terminal(v1::RunState s) {
+  return s == v1::SUCCEEDED || s == v1::FAILED || s == v1::CANCELLED;
+}
+
+// Time-ordered, unique ids: readable in listings, sortable by creation.
+std::string NewId(const char* prefix) {
+  return fmt::format("{}-{:013d}-{}", prefix, NowMs(), RandomHex(4));
+}
+
+}  // namespace
+
+std::string SampleKey(const std::string& run_id, const std::string& problem, int index) {
+  return fmt::format("{}/{}/{:08d}", run_id, problem, index);
+}
+
+RunManager::RunManager(Store* store, RunManagerOptions options)
+    : store_(store), options_(std::move(options)) {
+  if (!options_.datasets.count("builtin")) options_.datasets["builtin"] = EVALD_BUILTIN_DATASET_DIR;
+}
+
+RunManager::~RunManager() {
+  Stop();
+}
+
+Status RunManager::Start() {
+  std::vector<v1::Run> interrupted;
+  EVALD_RETURN_IF_ERROR(
+      store_->Scan(Family::kRuns, "", [&](std::string_view, std::string_view value) {
+        v1::Run run;
+        if (run.ParseFromArray(value.data(), static_cast<int>(value.size())) &&
+            !Terminal(run.state()))
+          interrupted.push_back(std::move(run));
+        return true;
+      }));
+  std::sort(interrupted.begin(), interrupted.end(),
+            [](const v1::Run& a, const v1::Run& b) { return a.id() < b.id(); });
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& run : interrupted) {
+      spdlog::info("resuming run {} ({} of {} samples graded)", run.id(), run.samples_done(),
+                   run.samples_total());
+      queue_.push_back(run.id());
+    }
+  }
+  executor_ = std::thread(&RunManager::ExecutorMain, this);
+  return Status::Ok();
+}
+
+void RunManager::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (executor_.joinable()) executor_.join();
+}
+
+Status RunManager::PutCheckpoint(v1::Checkpoint* checkpoint) {
+  if (checkpoint->name().empty()) return Status::InvalidArgument("checkpoint needs a name");
+  if (checkpoint->name().size() > 256) return Status::InvalidArgument("checkpoint name too long");
+  checkpoint->set_id(NewId("ck"));
+  checkpoint->set_created_unix_ms(NowMs());
+  return store_->Put(Family::kCheckpoints, checkpoint->id(), *checkpoint);
+}
+
+StatusOr<v1::Checkpoint> RunManager::GetCheckpoint(const std::string& id) const {
+  v1::Checkpoint ck;
+  Status st = store_->Get(Family::kCheckpoints, id, &ck);
+  if (!st.ok())
+    return st.code() == Status::Code::kNotFound ? Status::NotFound("no checkpoint " + id) : st;
+  return ck;
+}
+
+std::vector<v1::Checkpoint> RunManager::ListCheckpoints() const {
+  std::vector<v1::Checkpoint> out;
+  (void)store_->Scan(Family::kCheckpoints, "", [&](std::string_view, std::string_view value) {
+    v1::Checkpoint ck;
+    if (ck.ParseFromArray(value.data(), static_cast<int>(value.size())))
+      out.push_back(std::move(ck));
+    return true;
+  });
+  return out;
+}
+
+StatusOr<const Dataset*> RunManager::LoadDataset(const std::string& name, Task task) {
+  std::string key = name + "/" + std::string(TaskName(task));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = datasets_.find(key);
+  if (it != datasets_.end()) return it->second.get();
+  auto path = options_.datasets.find(name);
+  if (path == options_.datasets.end())
+    return Status::InvalidArgument("unknown dataset '" + name + "' (the daemon serves: " + [&] {
+      std::string names;
+      for (const auto& [n, p] : options_.datasets) names += (names.empty() ? "" : ", ") + n;
+      return names;
+    }() + ")");
+  auto ds = Dataset::Load(path->second, task);
+  if (!ds.ok()) return ds.status();
+  auto owned = std::make_unique<Dataset>(std::move(*ds));
+  const Dataset* raw = owned.get();
+  datasets_[key] = std::move(owned);
+  return raw;
+}
+
+StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& samples_jsonl) {
+  if (spec.dataset().empty()) spec.set_dataset("builtin");
+  if (spec.task().empty()) spec.set_task("spec-to-rtl");
+  if (spec.simulator().empty()) spec.set_simulator("iverilog");
+  if (spec.k_size() == 0) {
+    spec.add_k(1);
+    spec.add_k(5);
+  }
+  for (int k : spec.k())
+    if (k < 1 || k > 1000) return Status::InvalidArgument("k must be between 1 and 1000");
+  if (spec.backend().empty()) spec.set_backend("samples");
+  if (spec.backend() != "samples")
+    return Status::InvalidArgument("backend '" + spec.backend() +
+                                   "' is not available: this daemon grades uploaded samples only");
+  auto task = ParseTask(spec.task());
+  if (!task.ok()) return task.status();
+  auto sim = ParseSimulator(spec.simulator());
+  if (!sim.ok()) return sim.status();
+  if (!spec.checkpoint_id().empty()) {
+    auto ck = GetCheckpoint(spec.checkpoint_id());
+    if (!ck.ok()) return ck.status();
+  }
+  auto ds = LoadDataset(spec.dataset(), *task);
+  if (!ds.ok()) return ds.status();
+
+  SamplesFile file = ParseSamplesJsonl(samples_jsonl);
+  v1::Run run;
+  run.set_id(NewId("run"));
+  *run.mutable_spec() = spec;
+  run.set_state(v1::QUEUED);
+  run.set_created_unix_ms(NowMs());
+  for (const auto& e : file.errors) *run.add_input_errors() = e;
+
+  auto batch = store_->NewBatch();
+  std::map<std::string, int> next_index;
+  std::set<std::pair<std::string, int>> seen;
+  int total = 0;
+  for (const auto& s : file.samples) {
+    const Problem* problem = (*ds)->Find(s.problem);
+    auto reject = [&](const std::string& why) {
+      v1::InputError* e = run.add_input_errors();
+      e->set_line(s.line);
+      e->set_message(why);
+    };
+    if (!problem) {
+      reject("unknown problem '" + s.problem + "'");
+      continue;
+    }
+    int index = s.index >= 0 ? s.index : next_index[s.problem];
+    if (!seen.insert({s.problem, index}).second) {
+      reject("problem '" + s.problem + "' already has a sample with index " +
+             std::to_string(index));
+      continue;
+    }
+    next_index[s.problem] = std::max(next_index[s.problem], index + 1);
+    v1::StoredSample stored;
+    stored.set_run_id(run.id());
+    stored.set_problem(s.problem);
+    stored.set_index(index);
+    stored.set_line(s.line);
+    auto* ext = stored.mutable_result()->mutable_extraction();
+    if (s.has_code) {
+      stored.set_code(s.text);
+      ext->set_method("given");
+    } else {
+      stored.set_completion(s.text);
+      ExtractedCode code = ExtractCode(*task, s.text, problem->interface);
+      stored.set_code(std::move(code.code));
+      ext->set_method(code.method);
+      ext->set_interface_prepended(code.interface_prepended);
+      for (auto& n : code.notes) ext->add_notes(n);
+    }
+    stored.mutable_result()->set_problem(s.problem);
+    stored.mutable_result()->set_index(index);
+    stored.mutable_result()->set_line(s.line);
+    stored.mutable_result()->set_code_sha256(Sha256Hex(stored.code()));
+    batch.Put(Family::kSamples, SampleKey(run.id(), s.problem, index), stored);
+    ++total;
+  }
+  if (total == 0)
+    return Status::InvalidArgument("no usable sample in the upload" +
+                                   (run.input_errors_size()
+                                        ? ": line " + std::to_string(run.input_errors(0).line()) +
+                                              ": " + run.input_errors(0).message()
+                                        : std::string()));
+  run.set_samples_total(total);
+  batch.Put(Family::kRuns, run.id(), run);
+  EVALD_RETURN_IF_ERROR(store_->Write(batch));
+  ++counters_.runs_created;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(run.id());
+  }
+  cv_.notify_all();
+  return run;
+}
+
+StatusOr<v1::Run> RunManager::GetRun(const std::string& id) const {
+  v1::Run run;
+  Status st = store_->Get(Family::kRuns, id, &run);
+  if (!st.ok()) return st.code() == Status::Code::kNotFound ? Status::NotFound("no run " + id) : st;
+  return run;
+}
+
+std::vector<v1::Run> RunManager::ListRuns(const RunFilter& f) const {
+  std::vector<v1::Run> out;
+  (void)store_->Scan(Family::kRuns, "", [&](std::string_view, std::string_view value) {
+    v1::Run run;
+    if (!run.ParseFromArray(value.data(), static_cast<int>(value.size()))) return true;
+    if (!f.checkpoint_id.empty() && run.spec().checkpoint_id() != f.checkpoint_id) return true;
+    if (!f.dataset.empty() && run.spec().dataset() != f.dataset) return true;
+    if (!f.label_key.empty()) {
+      auto it = run.spec().labels().find(f.label_key);
+      if (it == run.spec().labels().end() ||
+          (!f.label_value.empty() && it->second != f.label_value))
+        return true;
+    }
+    // Listings carry the summary, not the per-problem detail.
+    run.clear_problems();
+    run.clear_calibration();
+    out.push_back(std::move(run));
+    return true;
+  });
+  return out;
+}
+
+std::vector<v1::StoredSample> RunManager::ListSamples(const std::string& run_id,
+                                                      const std::string& page_token, int limit,
+                                                      std::string* next_page_token) const {
+  std::vector<v1::StoredSample> out;
+  next_page_token->clear();
+  std::string prefix = run_id + "/";
+  (void)store_->Scan(Family::kSamples, prefix, [&](std::string_view key, std::string_view value) {
+    if (!page_token.empty() && std::string(key.substr(prefix.size())) <= page_token) return true;
+    if (static_cast<int>(out.size()) == limit) {
+      // The token is the position of the last sample returned ("problem/index").
+      *next_page_token = fmt::format("{}/{:08d}", out.back().problem(), out.back().index());
+      return false;
+    }
+    v1::StoredSample s;
+    if (s.ParseFromArray(value.data(), static_cast<int>(value.size()))) out.push_back(std::move(s));
+    return true;
+  });
+  return out;
+}
+
+Status RunManager::Cancel(const std::string& id, const std::string& reason) {
+  auto run = GetRun(id);
+  if (!run.ok()) return run.status();
+  if (Terminal(run->state()))
+    return Status::InvalidArgument("run " + id + " already ended (" +
+                                   v1::RunState_Name(run->state()) + ")");
+  std::lock_guard<std::mutex> lock(mu_);
+  cancel_requested_.insert(id);
+  auto it = std::find(queue_.begin(), queue_.end(), id);
+  if (it != queue_.end()) {
+    queue_.erase(it);
+    run->set_state(v1::CANCELLED);
+    run->set_state_reason(reason.empty() ? "cancelled before it started" : reason);
+    run->set_finished_unix_ms(NowMs());
+    ++counters_.runs_cancelled;
+    return store_->Put(Family::kRuns, id, *run);
+  }
+  return Status::Ok();  // the executor notices and stops the running run
+}
+
+int RunManager::QueueDepth() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(queue_.size()) + (running_.empty() ? 0 : 1);
+}
+
+Status RunManager::SaveRun(const v1::Run& run) {
+  return store_->Put(Family::kRuns, run.id(), run);
+}
+
+void RunManager::Finish(v1::Run* run, v1::RunState state, const std::string& reason) {
+  run->set_state(state);
+  run->set_state_reason(reason);
+  run->set_finished_unix_ms(NowMs());
+  Status st = SaveRun(*run);
+  if (!st.ok()) spdlog::error("saving run {}: {}", run->id(), st.ToString());
+  if (state == v1::SUCCEEDED) ++counters_.runs_succeeded;
+  if (state == v1::FAILED) ++counters_.runs_failed;
+  if (state == v1::CANCELLED) ++counters_.runs_cancelled;
+  spdlog::info("run {} {}{}", run->id(), v1::RunState_Name(state),
+               reason.empty() ? "" : ": " + reason);
+}
+
+void RunManager::ExecutorMain() {
+  while (true) {
+    std::string id;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      id = queue_.front();
+      queue_.pop_front();
+      running_ = id;
+    }
+    Execute(id);
+    std::lock_guard<std::mutex> lock(mu_);
+    running_.clear();
+  }
+}
+
+StatusOr<v1::EvalReport> RunManager::Report(const std::string& run_id) const {
+  auto run = GetRun(run_id);
+  if (!run.ok()) return run.status();
+  v1::EvalReport report;
+  report.set_dataset(run->spec().dataset());
+  report.set_task(run->spec().task());
+  report.set_simulator(run->spec().simulator());
+  report.set_simulator_version(run->simulator_version());
+  for (int k : run->spec().k()) report.add_k(k);
+  for (const auto& c : run->calibration()) *report.add_calibration() = c;
+  for (const auto& e : run->input_errors()) *report.add_input_errors() = e;
+  report.set_sandbox_layers(run->sandbox_layers());
+  Status st =
+      store_->Scan(Family::kSamples, run_id + "/", [&](std::string_view, std::string_view value) {
+        v1::StoredSample s;
+        if (s.ParseFromArray(value.data(), static_cast<int>(value.size())) && s.graded())
+          *report.add_samples() = s.result();
+        return true;
+      });
+  if (!st.ok()) return st;
+  ComputeMetrics({run->spec().k().begin(), run->spec().k().end()}, &report);
+  return report;
+}
+
+void RunManager::Execute(const std::string& run_id) {
+  auto loaded = GetRun(run_id);
+  if (!loaded.ok()) {
+    spdlog::error("run {} vanished: {}", run_id, loaded.status().ToString());
+    return;
+  }
+  v1::Run run = std::move(*loaded);
+  if (Terminal(run.state())) return;
+  auto fail = [&](const Status& st) { Finish(&run, v1::FAILED, st.ToString()); };
+  auto task = ParseTask(run.spec().task());
+  auto sim = ParseSimulator(run.spec().simulator());
+  if (!task.ok()) return fail(task.status());
+  if (!sim.ok()) return fail(sim.status());
+  auto ds = LoadDataset(run.spec().dataset(), *task);
+  if (!ds.ok()) return fail(ds.status());
+
+  // What is left to grade; what was graded before a restart stays as it is.
+  std::vector<v1::StoredSample> pending;
+  int done = 0;
+  Status scan =
+      store_->Scan(Family::kSamples, run_id + "/", [&](std::string_view, std::string_view value) {
+        v1::StoredSample s;
+        if (!s.ParseFromArray(value.data(), static_cast<int>(value.size()))) return true;
+        if (s.graded()) {
+          ++done;
+        } else {
+          pending.push_back(std::move(s));
+        }
+        return true;
+      });
+  if (!scan.ok()) return fail(scan);
+  run.set_samples_done(done);
+  run.set_state(v1::RUNNING);
+  if (run.started_unix_ms() == 0) run.set_started_unix_ms(NowMs());
+  if (Status st = SaveRun(run); !st.ok()) return fail(st);
+
+  SandboxPool pool(options_.sandbox, options_.jobs);
+  if (Status st = pool.Start(); !st.ok()) {
+    ++counters_.sandbox_failures;
+    return fail(st.Annotate("starting the sandbox"));
+  }
+  if (Status st = CheckSimulatorAllowed(pool, *sim); !st.ok()) return fail(st);
+  run.set_sandbox_layers(pool.layers().Describe());
+  run.set_simulator_version(SimulatorVersion(pool, *sim));
+  if (run.simulator_version().empty())
+    return fail(Status::Unavailable(run.spec().simulator() + " does not run in the sandbox"));
+
+  std::set<std::string> names;
+  std::vector<const Problem*> problems;
+  for (const auto& s : pending)
+    if (names.insert(s.problem()).second) problems.push_back((*ds)->Find(s.problem()));
+  const SimulatorLimits base = DefaultLimits(*sim);
+  CalibrationSet cals =
+      CalibrateWithCache(pool, *sim, base, run.simulator_version(), problems, store_);
+  counters_.simulations += cals.simulated;
+  run.clear_calibration();
+  for (const Problem* p : problems)
+    *run.add_calibration() =
+        CalibrationProto(p->name, cals.calibration[p->name], cals.letters[p->name]);
+  if (Status st = SaveRun(run); !st.ok()) return fail(st);
+
+  const std::string version = run.simulator_version();
+  std::mutex progress_mu;  // one batch at a time: sample verdict + run progress
+  for (auto& sample : pending) {
+    pool.Submit([&, s = &sample](SandboxWorker& worker) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stopping_ || cancel_requested_.count(run_id)) return;
+      }
+      const Problem* problem = (*ds)->Find(s->problem());
+      const Calibration& cal = cals.calibration[problem->name];
+      std::string key = VerdictKey(*sim, version, base, *problem, s->code());
+      Verdict v;
+      if (auto hit = store_->LookupVerdict(key)) {
+        v = FromVerdictFields(*hit);
+        ++counters_.cache_hits;
+      } else {
+        auto t0 = std::chrono::steady_clock::now();
+        v = GradeDesign(worker, *sim, LimitsForProblem(base, cal, std::nullopt), *problem,
+                        s->code(), &cal);
+        counters_.grading_micros += std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::steady_clock::now() - t0)
+                                        .count();
+        ++counters_.simulations;
+        if (v.category == category::kInternalError) {
+          ++counters_.sandbox_failures;
+          return;  // left ungraded: a resumed run tries it again
+        }
+        (void)store_->StoreVerdict(key, VerdictFields(v));
+      }
+      s->mutable_result()->MergeFrom(VerdictFields(v));
+      s->set_graded(true);
+      std::lock_guard<std::mutex> lock(progress_mu);
+      run.set_samples_done(run.samples_done() + 1);
+      auto batch = store_->NewBatch();
+      batch.Put(Family::kSamples, SampleKey(run_id, s->problem(), s->index()), *s);
+      batch.Put(Family::kRuns, run_id, run);
+      if (store_->Write(batch).ok()) ++counters_.samples_graded;
+    });
+  }
+  pool.Wait();
+
+  bool stopping = false, cancel = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping = stopping_;
+    cancel = cancel_requested_.erase(run_id) > 0;
+  }
+  if (cancel) return Finish(&run, v1::CANCELLED, "cancelled while running");
+  if (stopping) return;  // stays RUNNING in the store; resumed at the next start
+  if (run.samples_done() != run.samples_total())
+    return fail(Status::Internal(
+        fmt::format("{} of {} samples could not be graded (sandbox failures); "
+                    "restart the daemon to retry them",
+                    run.samples_total() - run.samples_done(), run.samples_total())));
+  auto report = Report(run_id);
+  if (!report.ok()) return fail(report.status());
+  *run.mutable_summary() = report->summary();
+  run.clear_problems();
+  for (const auto& p : report->problems()) *run.add_problems() = p;
+  Finish(&run, v1::SUCCEEDED, "");
+}
+
+}  // namespace evald

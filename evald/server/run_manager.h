@@ -1,0 +1,98 @@
+// Runs submitted to the daemon: created with their samples in the store, executed one at a
+// time by a background thread over a pool of sandboxes, every graded sample written together
+// with the run's progress in one atomic batch. A daemon killed at any moment resumes its
+// interrupted runs at start: graded samples are kept, the rest is graded, each exactly once.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "datasets/dataset.h"
+#include "evald/common/status.h"
+#include "evald/proto/store.pb.h"
+#include "evald/store/store.h"
+#include "sandbox/sandbox_options.h"
+
+namespace evald {
+
+struct RunManagerOptions {
+  int jobs = 2;
+  SandboxOptions sandbox;
+  // Datasets runs may name: name -> path (a benchmark checkout or dataset_* folder).
+  std::map<std::string, std::string> datasets;
+};
+
+struct RunFilter {
+  std::string checkpoint_id;
+  std::string dataset;
+  std::string label_key, label_value;
+};
+
+// Counters for /metrics.
+struct RunCounters {
+  std::atomic<int64_t> runs_created{0}, runs_succeeded{0}, runs_failed{0}, runs_cancelled{0};
+  std::atomic<int64_t> samples_graded{0}, simulations{0}, cache_hits{0}, sandbox_failures{0};
+  std::atomic<int64_t> grading_micros{0};  // time spent in simulations, for samples/s
+};
+
+class RunManager {
+ public:
+  RunManager(Store* store, RunManagerOptions options);
+  ~RunManager();
+
+  // Re-queues runs a previous process left QUEUED or RUNNING, then starts the executor.
+  Status Start();
+  void Stop();
+
+  Status PutCheckpoint(v1::Checkpoint* checkpoint);  // assigns id and time
+  StatusOr<v1::Checkpoint> GetCheckpoint(const std::string& id) const;
+  std::vector<v1::Checkpoint> ListCheckpoints() const;
+
+  // Creates a run from uploaded samples (JSONL as `evald eval` takes it).
+  StatusOr<v1::Run> CreateRun(v1::RunSpec spec, const std::string& samples_jsonl);
+  StatusOr<v1::Run> GetRun(const std::string& id) const;
+  std::vector<v1::Run> ListRuns(const RunFilter& filter) const;
+  // Samples of a run in (problem, index) order, from `page_token` (exclusive), at most `limit`.
+  std::vector<v1::StoredSample> ListSamples(const std::string& run_id,
+                                            const std::string& page_token, int limit,
+                                            std::string* next_page_token) const;
+  Status Cancel(const std::string& id, const std::string& reason);
+  // The run's results as an evaluation report (for compare and leaderboards).
+  StatusOr<v1::EvalReport> Report(const std::string& run_id) const;
+
+  int QueueDepth() const;
+  const RunCounters& counters() const { return counters_; }
+
+ private:
+  void ExecutorMain();
+  void Execute(const std::string& run_id);
+  Status SaveRun(const v1::Run& run);
+  StatusOr<const Dataset*> LoadDataset(const std::string& name, Task task);
+  void Finish(v1::Run* run, v1::RunState state, const std::string& reason);
+
+  Store* store_;
+  RunManagerOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> queue_;
+  std::set<std::string> cancel_requested_;
+  std::string running_;
+  bool stopping_ = false;
+  std::thread executor_;
+  std::map<std::string, std::unique_ptr<Dataset>> datasets_;  // "name/task"
+  RunCounters counters_;
+};
+
+// Store keys.
+std::string SampleKey(const std::string& run_id, const std::string& problem, int index);
+
+}  // namespace evald

@@ -1,0 +1,304 @@
+// The daemon end to end, over loopback: auth, malformed and oversized requests, unknown ids,
+// checkpoints and runs, concurrent submissions, the verdict cache across runs, comparisons,
+// leaderboards, graceful shutdown, and a kill -9 in the middle of a run.
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "daemon_client.h"
+#include "evald/common/file_io.h"
+#include "evald/common/hash.h"
+#include "evald/proto/compare.pb.h"
+#include "evald/proto/store.pb.h"
+#include "evald/server/api.h"
+#include "test_support.h"
+
+namespace evald {
+namespace {
+
+using testing::Daemon;
+using testing::Http;
+
+const char* kRead = "read-token-0123456789abcdef";
+const char* kSubmit = "submit-token-0123456789abcdef";
+
+template <typename M>
+M Parse(const std::string& json) {
+  M m;
+  google::protobuf::util::JsonParseOptions opts;
+  opts.ignore_unknown_fields = true;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &m, opts).ok())
+      << json.substr(0, 500);
+  return m;
+}
+
+std::string Json(const google::protobuf::Message& m) {
+  std::string out;
+  (void)google::protobuf::util::MessageToJsonString(m, &out);
+  return out;
+}
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = "/tmp/evald-daemon-test-" + RandomHex(6);
+    std::filesystem::create_directories(dir_);
+    tokens_ = dir_ + "/tokens";
+    ASSERT_TRUE(WriteFileAtomic(tokens_, std::string("# test tokens\n") + kRead + " read\n" +
+                                             kSubmit + " submit\n")
+                    .ok());
+  }
+  void TearDown() override {
+    daemon_.Stop(SIGKILL);
+    std::filesystem::remove_all(dir_);
+  }
+  void StartDaemon(const std::string& extra = "") {
+    ASSERT_TRUE(daemon_.Start(dir_ + "/store", tokens_, extra)) << "daemon did not start";
+  }
+  testing::HttpResult Get(const std::string& target, const char* token = kRead) {
+    return Http(daemon_.port(), "GET", target, token);
+  }
+  testing::HttpResult Post(const std::string& target, const std::string& body,
+                           const char* token = kSubmit) {
+    return Http(daemon_.port(), "POST", target, token, body);
+  }
+  std::string CreateRun(const std::string& jsonl, const std::string& labels = "{}") {
+    v1::CreateRunRequest req;
+    req.mutable_spec()->set_dataset("builtin");
+    req.set_samples_jsonl(jsonl);
+    std::string body = Json(req);
+    if (labels != "{}") body.insert(body.find("\"spec\":{") + 8, "\"labels\":" + labels + ",");
+    auto r = Post("/v1/runs", body);
+    EXPECT_EQ(r.status, 201) << r.body;
+    return Parse<v1::Run>(r.body).id();
+  }
+  v1::Run WaitForRun(const std::string& id, int timeout_s = 120) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    v1::Run run;
+    while (std::chrono::steady_clock::now() < deadline) {
+      run = Parse<v1::Run>(Get("/v1/runs/" + id).body);
+      if (run.state() == v1::SUCCEEDED || run.state() == v1::FAILED || run.state() == v1::CANCELLED)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return run;
+  }
+  static std::string BuiltinSamples() {
+    return *ReadFileBounded(testing::BuiltinDataset() + "/samples_spec-to-rtl.jsonl");
+  }
+
+  std::string dir_, tokens_;
+  Daemon daemon_;
+};
+
+TEST_F(DaemonTest, AuthAndErrorsAreJsonWithTheRightStatus) {
+  StartDaemon("--max-body-mb 1");
+  EXPECT_EQ(Get("/healthz", "").status, 200);
+  auto none = Get("/v1/runs", "");
+  EXPECT_EQ(none.status, 401);
+  EXPECT_NE(none.body.find("\"error\""), std::string::npos);
+  EXPECT_EQ(Get("/v1/runs", "wrong-token-0123456789").status, 401);
+  EXPECT_EQ(Post("/v1/checkpoints", "{\"name\":\"x\"}", kRead).status, 403);
+  auto bad = Post("/v1/checkpoints", "{\"name\": ");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("malformed JSON"), std::string::npos) << bad.body;
+  EXPECT_EQ(Post("/v1/checkpoints", "{\"nmae\": \"typo\"}").status, 400);
+  EXPECT_EQ(Post("/v1/checkpoints", "{}").status, 400);  // a checkpoint needs a name
+  EXPECT_EQ(Get("/v1/runs/run-does-not-exist").status, 404);
+  EXPECT_EQ(Get("/v1/checkpoints/nope").status, 404);
+  EXPECT_EQ(Get("/v1/nothing-here").status, 404);
+  EXPECT_EQ(Http(daemon_.port(), "DELETE", "/v1/runs", kSubmit).status, 405);
+  EXPECT_EQ(Post("/v1/runs", std::string(2 << 20, 'x')).status, 413);
+  EXPECT_EQ(Post("/v1/runs", "{\"samples_jsonl\": \"not json\\n\"}").status, 400);
+  auto ds = Post("/v1/runs", "{\"spec\": {\"dataset\": \"/etc\"}, \"samples_jsonl\": \"{}\"}");
+  EXPECT_EQ(ds.status, 400);
+  EXPECT_NE(ds.body.find("unknown dataset"), std::string::npos) << ds.body;
+  EXPECT_EQ(Get("/v1/leaderboard?format=pdf").status, 400);
+  EXPECT_EQ(Get("/v1/compare?a=x").status, 400);
+  // Still healthy after all that.
+  EXPECT_EQ(Get("/healthz", "").status, 200);
+}
+
+TEST_F(DaemonTest, CheckpointsRunsSamplesCompareLeaderboardAndMetrics) {
+  StartDaemon();
+  auto ck = Post("/v1/checkpoints",
+                 "{\"name\": \"gemma-31b-lora\", \"trained_on\": \"tpu-v5p\", \"labels\": "
+                 "{\"team\": \"rtl\"}}");
+  ASSERT_EQ(ck.status, 201) << ck.body;
+  std::string ck_id = Parse<v1::Checkpoint>(ck.body).id();
+  EXPECT_EQ(Parse<v1::Checkpoint>(Get("/v1/checkpoints/" + ck_id).body).trained_on(), "tpu-v5p");
+  EXPECT_NE(Get("/v1/checkpoints").body.find(ck_id), std::string::npos);
+
+  v1::CreateRunRequest req;
+  req.mutable_spec()->set_checkpoint_id(ck_id);
+  req.mutable_spec()->set_dataset("builtin");
+  (*req.mutable_spec()->mutable_labels())["serving"] = "bf16";
+  req.set_samples_jsonl(BuiltinSamples() + "{broken line\n");
+  auto created = Post("/v1/runs", Json(req));
+  ASSERT_EQ(created.status, 201) << created.body;
+  v1::Run run = Parse<v1::Run>(created.body);
+  EXPECT_EQ(run.samples_total(), 84);
+  EXPECT_EQ(run.input_errors_size(), 1);
+  run = WaitForRun(run.id());
+  ASSERT_EQ(run.state(), v1::SUCCEEDED) << run.state_reason();
+  EXPECT_EQ(run.samples_done(), 84);
+  EXPECT_NEAR(run.summary().pass_at().at("1"), 0.5, 1e-9);
+  EXPECT_NEAR(run.summary().pass_at().at("5"), 1.0, 1e-9);
+  EXPECT_EQ(run.problems_size(), 14);
+
+  // Paged samples cover every sample exactly once.
+  std::set<std::string> seen;
+  std::string token;
+  int pages = 0;
+  do {
+    auto page = Parse<v1::ListSamplesResponse>(
+        Get("/v1/runs/" + run.id() + "/samples?page_size=25&page_token=" + token).body);
+    for (const auto& s : page.samples()) {
+      EXPECT_TRUE(s.graded());
+      EXPECT_FALSE(s.result().verdict().empty());
+      EXPECT_TRUE(seen.insert(s.problem() + "#" + std::to_string(s.index())).second);
+    }
+    token = page.next_page_token();
+    ++pages;
+  } while (!token.empty() && pages < 20);
+  EXPECT_EQ(seen.size(), 84u);
+  EXPECT_EQ(pages, 4);
+
+  // Filters.
+  EXPECT_NE(Get("/v1/runs?checkpoint=" + ck_id).body.find(run.id()), std::string::npos);
+  EXPECT_EQ(Get("/v1/runs?label=serving=int4").body.find(run.id()), std::string::npos);
+  EXPECT_NE(Get("/v1/runs?label=serving=bf16").body.find(run.id()), std::string::npos);
+
+  // A second run of the same code is answered by the verdict cache.
+  auto before = Get("/metrics").body;
+  std::string second = CreateRun(BuiltinSamples());
+  ASSERT_EQ(WaitForRun(second).state(), v1::SUCCEEDED);
+  auto after = Get("/metrics").body;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(after, m, std::regex("evald_cache_hits_total (\\d+)")));
+  EXPECT_GE(std::stoi(m[1].str()), 70) << after;
+  EXPECT_NE(after.find("evald_queue_depth 0"), std::string::npos);
+
+  // Compare and the report.
+  auto cmp = Parse<v1::Comparison>(Get("/v1/compare?a=" + run.id() + "&b=" + second).body);
+  EXPECT_EQ(cmp.shared_problems(), 14);
+  ASSERT_GE(cmp.ks_size(), 1);
+  EXPECT_NEAR(cmp.ks(0).delta(), 0.0, 1e-12);
+  auto report = Get("/v1/runs/" + run.id() + "/report");
+  EXPECT_EQ(report.status, 200);
+
+  for (const char* f : {"json", "csv", "markdown", "html"}) {
+    auto lb = Get(std::string("/v1/leaderboard?format=") + f);
+    EXPECT_EQ(lb.status, 200) << f;
+    EXPECT_NE(lb.body.find("gemma-31b-lora"), std::string::npos) << f;
+  }
+  EXPECT_NE(Get("/v1/leaderboard?format=csv").content_type.find("text/csv"), std::string::npos);
+
+  EXPECT_EQ(daemon_.Stop(SIGTERM), 0);  // graceful shutdown
+}
+
+TEST_F(DaemonTest, ConcurrentSubmissionsAndCancel) {
+  StartDaemon();
+  std::vector<std::string> ids(4);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      std::string jsonl;
+      // Distinct code per submission: each run simulates on its own.
+      std::string good =
+          "module TopModule(input a, input b, output out); assign out = a & b; endmodule";
+      for (int j = 0; j < 3; ++j)
+        jsonl += "{\"problem\": \"Bi01_and_gate\", \"code\": \"" + good + " // s" +
+                 std::to_string(i) + "-" + std::to_string(j) + "\"}\n";
+      v1::CreateRunRequest req;
+      req.mutable_spec()->set_dataset("builtin");
+      req.set_samples_jsonl(jsonl);
+      auto r = Post("/v1/runs", Json(req));
+      if (r.status == 201) ids[i] = Parse<v1::Run>(r.body).id();
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<std::string> unique(ids.begin(), ids.end());
+  EXPECT_EQ(unique.size(), 4u);
+  for (const auto& id : ids) {
+    ASSERT_FALSE(id.empty());
+    v1::Run run = WaitForRun(id);
+    EXPECT_EQ(run.state(), v1::SUCCEEDED) << run.state_reason();
+    EXPECT_EQ(run.summary().categories().at("."), 3);
+  }
+  // Cancel a queued run: behind a long one it has not started yet.
+  std::string slow = CreateRun(BuiltinSamples());
+  std::string queued = CreateRun(BuiltinSamples());
+  auto c = Post("/v1/runs/" + queued + "/cancel", "{\"reason\": \"superseded\"}");
+  EXPECT_EQ(c.status, 202) << c.body;
+  v1::Run cancelled = WaitForRun(queued);
+  EXPECT_EQ(cancelled.state(), v1::CANCELLED);
+  EXPECT_EQ(cancelled.state_reason(), "superseded");
+  EXPECT_EQ(Post("/v1/runs/" + queued + "/cancel", "{}").status, 400);  // already ended
+  EXPECT_EQ(WaitForRun(slow).state(), v1::SUCCEEDED);
+}
+
+TEST_F(DaemonTest, KillDashNineMidRunResumesWithEverySampleCountedOnce) {
+  StartDaemon();
+  // 14 problems x 20 distinct variants: enough simulations to be interrupted.
+  std::string jsonl;
+  std::ifstream in(testing::BuiltinDataset() + "/samples_spec-to-rtl.jsonl");
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  int expected_pass = 0, total = 0;
+  for (int v = 0; v < 4; ++v) {
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (i % 6 != 0 && i % 6 != 2) continue;  // a right and a wrong sample per problem
+      std::string l = lines[i];
+      // Make the code distinct without changing its meaning: a comment line before [DONE].
+      l.replace(l.rfind("[DONE]"), 6, "// v" + std::to_string(v) + "\\n[DONE]");
+      jsonl += l + "\n";
+      ++total;
+      if (i % 6 == 0) ++expected_pass;
+    }
+  }
+  std::string id = CreateRun(jsonl);
+  // Wait until part of it is graded, then kill the daemon without warning.
+  for (int i = 0; i < 600; ++i) {
+    auto run = Parse<v1::Run>(Get("/v1/runs/" + id).body);
+    if (run.samples_done() >= 10) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto mid = Parse<v1::Run>(Get("/v1/runs/" + id).body);
+  EXPECT_LT(mid.samples_done(), total) << "the run finished before it could be interrupted";
+  EXPECT_EQ(daemon_.Stop(SIGKILL), 128 + SIGKILL);
+
+  StartDaemon();
+  v1::Run run = WaitForRun(id);
+  ASSERT_EQ(run.state(), v1::SUCCEEDED) << run.state_reason();
+  EXPECT_EQ(run.samples_total(), total);
+  EXPECT_EQ(run.samples_done(), total);
+  EXPECT_EQ(run.summary().samples(), total);
+  EXPECT_EQ(run.summary().categories().at("."), expected_pass);
+  auto page =
+      Parse<v1::ListSamplesResponse>(Get("/v1/runs/" + id + "/samples?page_size=1000").body);
+  EXPECT_EQ(page.samples_size(), total);
+  for (const auto& s : page.samples()) EXPECT_TRUE(s.graded());
+}
+
+TEST(OpenApi, DescribesEveryRoute) {
+  auto text = ReadFileBounded(testing::SourceDir() + "/docs/openapi.yaml");
+  ASSERT_TRUE(text.ok());
+  for (const std::string& route : Api::Routes()) {
+    std::string method = route.substr(0, route.find(' ')), path = route.substr(route.find(' ') + 1);
+    for (char& c : method) c = static_cast<char>(std::tolower(c));
+    size_t at = text->find("\n  " + path + ":\n");
+    ASSERT_NE(at, std::string::npos) << path << " is not in docs/openapi.yaml";
+    size_t next = text->find("\n  /", at + 3);
+    std::string block = text->substr(at, next == std::string::npos ? std::string::npos : next - at);
+    EXPECT_NE(block.find("\n    " + method + ":"), std::string::npos) << route;
+  }
+}
+
+}  // namespace
+}  // namespace evald
