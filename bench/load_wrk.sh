@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Load test of the daemon's result queries with wrk (loopback only): starts `evald serve` on a
+# temporary store, grades the built-in samples once, then drives GET /v1/runs/{id},
+# GET /v1/runs/{id}/samples and GET /v1/leaderboard. Prints requests/s and p99 latency per
+# endpoint. Goal: >= 5000 req/s with p99 <= 20 ms on this machine.
+#   bench/load_wrk.sh [--duration 10] [--connections 32] [--threads 2]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=10
+CONNECTIONS=32
+THREADS=2
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --duration) DURATION="$2"; shift 2 ;;
+    --connections) CONNECTIONS="$2"; shift 2 ;;
+    --threads) THREADS="$2"; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+command -v wrk >/dev/null || { echo "wrk is not installed (scripts/install-deps.sh)" >&2; exit 2; }
+EVALD=build/bin/evald
+[ -x "$EVALD" ] || { echo "build evald first (scripts/setup.sh)" >&2; exit 2; }
+TMP=$(mktemp -d)
+TOKEN="bench-token-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+echo "$TOKEN submit" > "$TMP/tokens"
+"$EVALD" serve --listen 127.0.0.1:0 --data "$TMP/store" --tokens "$TMP/tokens" > "$TMP/out" 2> "$TMP/log" &
+PID=$!
+trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$TMP"' EXIT
+for _ in $(seq 100); do grep -q listening "$TMP/out" && break; sleep 0.1; done
+PORT=$(sed -n 's/^listening .*:\([0-9]*\)$/\1/p' "$TMP/out")
+BASE="http://127.0.0.1:$PORT"
+python3 -c "import json,sys; print(json.dumps({'spec': {'dataset': 'builtin'}, 'samples_jsonl': open('datasets/builtin/samples_spec-to-rtl.jsonl').read()}))" > "$TMP/req.json"
+RUN=$(curl -sf -H "Authorization: Bearer $TOKEN" -X POST "$BASE/v1/runs" --data @"$TMP/req.json" |
+  python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
+for _ in $(seq 300); do
+  curl -sf -H "Authorization: Bearer $TOKEN" "$BASE/v1/runs/$RUN" | grep -q '"state":"SUCCEEDED"' && break
+  sleep 0.2
+done
+
+echo "evald daemon load test: wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, $(nproc) CPUs, loopback"
+for path in "/v1/runs/$RUN" "/v1/runs/$RUN/samples?page_size=20" "/v1/leaderboard?format=json" "/healthz"; do
+  out=$(wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -H "Authorization: Bearer $TOKEN" "$BASE$path")
+  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+  p99=$(echo "$out" | awk '$1 == "99%" {print $2}')
+  errors=$(echo "$out" | grep -E "Non-2xx|Socket errors" || true)
+  printf '  %-45s %10s req/s   p99 %8s  %s\n' "$path" "$rps" "$p99" "$errors"
+done

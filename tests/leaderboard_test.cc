@@ -1,0 +1,122 @@
+// Leaderboard exports; the HTML page is loaded in headless Chromium, which must render the
+// table and chart and run the page's sorting code.
+#include "evald/leaderboard/leaderboard.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "evald/common/file_io.h"
+#include "evald/common/hash.h"
+
+namespace evald {
+namespace {
+
+v1::Run FinishedRun(const std::string& id, const std::string& ck, double p1,
+                    std::map<std::string, int> cats) {
+  v1::Run r;
+  r.set_id(id);
+  r.set_state(v1::SUCCEEDED);
+  r.mutable_spec()->set_checkpoint_id(ck);
+  r.mutable_spec()->set_dataset("verilog-eval");
+  r.mutable_spec()->set_task("spec-to-rtl");
+  r.mutable_spec()->set_hardware("h100");
+  r.mutable_spec()->add_k(1);
+  (*r.mutable_summary()->mutable_pass_at())["1"] = p1;
+  v1::ConfidenceInterval ci;
+  ci.set_low(p1 - 0.05);
+  ci.set_high(p1 + 0.05);
+  (*r.mutable_summary()->mutable_ci95())["1"] = ci;
+  int total = 0;
+  for (auto& [c, n] : cats) {
+    (*r.mutable_summary()->mutable_categories())[c] = n;
+    total += n;
+  }
+  r.mutable_summary()->set_samples(total);
+  r.mutable_summary()->set_problems(156);
+  return r;
+}
+
+v1::Leaderboard Board() {
+  std::map<std::string, v1::Checkpoint> cks;
+  cks["a"].set_name("tpu-trained <script>alert(1)</script>");
+  cks["a"].set_trained_on("tpu-v5p");
+  cks["b"].set_name("gpu-trained, \"v2\"");
+  cks["b"].set_trained_on("2xH100");
+  std::vector<v1::Run> runs = {FinishedRun("run-1", "a", 0.41, {{".", 64}, {"R", 50}, {"S", 42}}),
+                               FinishedRun("run-2", "b", 0.63, {{".", 98}, {"R", 40}, {"T", 18}}),
+                               FinishedRun("run-3", "c", 0.52, {{".", 81}, {"I", 75}})};
+  v1::Run failed = FinishedRun("run-4", "a", 0.99, {});
+  failed.set_state(v1::FAILED);
+  runs.push_back(failed);
+  return BuildLeaderboard(runs, cks);
+}
+
+TEST(Leaderboard, RanksFinishedRunsAndRendersEveryFormat) {
+  v1::Leaderboard b = Board();
+  ASSERT_EQ(b.rows_size(), 3);  // the failed run is not on the board
+  EXPECT_EQ(b.rows(0).run_id(), "run-2");
+  EXPECT_EQ(b.rows(0).rank(), 1);
+  EXPECT_EQ(b.rows(2).run_id(), "run-1");
+
+  auto csv = RenderLeaderboard(b, "csv");
+  ASSERT_TRUE(csv.ok());
+  EXPECT_NE(csv->find("rank,checkpoint"), std::string::npos);
+  EXPECT_NE(csv->find("\"gpu-trained, \"\"v2\"\"\""), std::string::npos) << *csv;
+  EXPECT_NE(csv->find("0.630000,0.580000,0.680000"), std::string::npos) << *csv;
+  auto md = RenderLeaderboard(b, "markdown");
+  ASSERT_TRUE(md.ok());
+  EXPECT_NE(md->find("| 1 | gpu-trained, \"v2\" |"), std::string::npos) << *md;
+  auto json = RenderLeaderboard(b, "json");
+  ASSERT_TRUE(json.ok());
+  EXPECT_NE(json->find("\"run_id\":\"run-2\""), std::string::npos);
+  auto html = RenderLeaderboard(b, "html");
+  ASSERT_TRUE(html.ok());
+  EXPECT_EQ(html->find("<script>alert(1)"), std::string::npos);  // names are escaped
+  EXPECT_NE(html->find("&lt;script&gt;"), std::string::npos);
+  EXPECT_FALSE(RenderLeaderboard(b, "xml").ok());
+}
+
+TEST(Leaderboard, HtmlPageWorksInHeadlessChromium) {
+  const char* chromium = "/usr/bin/chromium";
+  if (!IsRegularFile(chromium))
+    GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
+  std::string dir = "/tmp/evald-lb-" + RandomHex(6);
+  std::filesystem::create_directories(dir);
+  std::string page = dir + "/board.html";
+  auto html = RenderLeaderboard(Board(), "html");
+  ASSERT_TRUE(html.ok());
+  ASSERT_TRUE(WriteFileAtomic(page, *html).ok());
+  // Sort by the pass@1 column (index 4), ascending, through the page's own code.
+  std::string cmd = std::string(chromium) +
+                    " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+                    "--disable-background-networking --disable-component-update --disable-sync "
+                    "--user-data-dir=" +
+                    dir + "/profile --dump-dom 'file://" + page + "#sort=4&dir=asc' 2>/dev/null";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string dom;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) dom.append(buf, n);
+  ::pclose(p);
+  std::filesystem::remove_all(dir);
+  ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";
+  // The script ran: the table is marked sorted and rows are in ascending pass@1 order.
+  EXPECT_NE(dom.find("data-sorted=\"4:asc\""), std::string::npos) << dom.substr(0, 2000);
+  size_t r1 = dom.find("data-run=\"run-1\""), r3 = dom.find("data-run=\"run-3\""),
+         r2 = dom.find("data-run=\"run-2\"");
+  ASSERT_NE(r1, std::string::npos);
+  EXPECT_LT(r1, r3);
+  EXPECT_LT(r3, r2);
+  // The category chart is there: one bar segment per (run, category).
+  size_t segments = 0;
+  for (size_t at = dom.find("class=\"cat\""); at != std::string::npos;
+       at = dom.find("class=\"cat\"", at + 1))
+    ++segments;
+  EXPECT_EQ(segments, 8u);
+}
+
+}  // namespace
+}  // namespace evald
