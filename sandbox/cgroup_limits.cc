@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -57,6 +58,21 @@ uint64_t ReadOomKill(const std::string& file) {
   return 0;
 }
 
+// A daemon killed with kill -9 cannot remove its workers' cgroups; their processes died with
+// it (PR_SET_PDEATHSIG). Remove the empty cgroups of evald processes that no longer exist.
+void RemoveStaleCgroups(const std::string& parent) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("evald-", 0) != 0) continue;
+    size_t dash = name.find('-', 6);
+    std::string pid = name.substr(6, dash == std::string::npos ? std::string::npos : dash - 6);
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (IsDirectory("/proc/" + pid)) continue;
+    ::rmdir(entry.path().c_str());  // fails harmlessly while processes remain
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<CgroupLimits> CgroupLimits::Create(const std::string& name, uint64_t memory_bytes,
@@ -65,6 +81,7 @@ std::unique_ptr<CgroupLimits> CgroupLimits::Create(const std::string& name, uint
   // cgroup v2 (unified) with the controllers we need.
   if (IsRegularFile(std::string(kRoot) + "/cgroup.controllers")) {
     std::string parent = std::string(kRoot) + OwnCgroup("");
+    RemoveStaleCgroups(parent);
     // Enabling controllers for children fails when our cgroup also holds processes (the "no
     // internal processes" rule); then there is nothing we may limit and we say so.
     WriteValue(parent + "/cgroup.subtree_control", "+memory +pids");
@@ -85,6 +102,7 @@ std::unique_ptr<CgroupLimits> CgroupLimits::Create(const std::string& name, uint
   // cgroup v1: separate memory and pids hierarchies.
   std::string mem_root = std::string(kRoot) + "/memory", pids_root = std::string(kRoot) + "/pids";
   if (IsDirectory(mem_root)) {
+    RemoveStaleCgroups(mem_root + OwnCgroup("memory"));
     std::string dir = MakeDir(mem_root + OwnCgroup("memory"), name);
     if (!dir.empty() && WriteValue(dir + "/memory.limit_in_bytes", std::to_string(memory_bytes))) {
       cg->memory_dir_ = dir;
@@ -93,6 +111,7 @@ std::unique_ptr<CgroupLimits> CgroupLimits::Create(const std::string& name, uint
     }
   }
   if (IsDirectory(pids_root)) {
+    RemoveStaleCgroups(pids_root + OwnCgroup("pids"));
     std::string dir = MakeDir(pids_root + OwnCgroup("pids"), name);
     if (!dir.empty() && WriteValue(dir + "/pids.max", std::to_string(max_pids))) {
       cg->pids_dir_ = dir;

@@ -199,6 +199,27 @@ TEST_F(DaemonTest, CheckpointsRunsSamplesCompareLeaderboardAndMetrics) {
   EXPECT_NE(Get("/v1/leaderboard?format=csv").content_type.find("text/csv"), std::string::npos);
 
   EXPECT_EQ(daemon_.Stop(SIGTERM), 0);  // graceful shutdown
+
+  // With the daemon stopped, the command line reads its runs by id.
+  auto run_cmd = [](const std::string& args) {
+    FILE* p = ::popen((std::string(EVALD_BINARY) + " " + args + " 2>&1").c_str(), "r");
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    int status = ::pclose(p);
+    return std::make_pair(WEXITSTATUS(status), out);
+  };
+  auto [cmp_rc, cmp_out] =
+      run_cmd("compare " + run.id() + " " + second + " --data " + dir_ + "/store");
+  EXPECT_EQ(cmp_rc, 0) << cmp_out;
+  EXPECT_NE(cmp_out.find("no significant difference"), std::string::npos) << cmp_out;
+  auto [gate_rc, gate_out] = run_cmd("gate --report " + second + " --baseline " + run.id() +
+                                     " --min 'pass@1>=0.4' --data " + dir_ + "/store");
+  EXPECT_EQ(gate_rc, 0) << gate_out;
+  auto [exp_rc, exp_out] = run_cmd("export --data " + dir_ + "/store --format markdown");
+  EXPECT_EQ(exp_rc, 0) << exp_out;
+  EXPECT_NE(exp_out.find("gemma-31b-lora"), std::string::npos) << exp_out;
 }
 
 TEST_F(DaemonTest, ConcurrentSubmissionsAndCancel) {

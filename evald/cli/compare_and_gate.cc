@@ -11,6 +11,8 @@
 #include "evald/eval/report_printer.h"
 #include "evald/gate/ci_gate.h"
 #include "evald/metrics/run_comparison.h"
+#include "evald/server/run_manager.h"
+#include "evald/store/store.h"
 
 namespace evald {
 
@@ -44,46 +46,41 @@ void PrintComparison(const v1::Comparison& c, std::ostream& out) {
   out << c.conclusion() << "\n";
 }
 
-StatusOr<std::vector<int>> ParseKList(const std::string& text) {
-  std::vector<int> ks;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    std::string item =
-        text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    try {
-      size_t used = 0;
-      int k = std::stoi(item, &used);
-      if (used != item.size() || k < 1) throw std::invalid_argument(item);
-      ks.push_back(k);
-    } catch (...) {
-      return Status::InvalidArgument("--k expects positive integers separated by commas");
-    }
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return ks;
+// A report from a JSON file, or (with a store) the report of a daemon run with that id.
+StatusOr<v1::EvalReport> LoadReport(const std::string& what, const std::string& data_dir) {
+  if (IsRegularFile(what) || data_dir.empty()) return ReadReportJson(what);
+  auto store = Store::Open(data_dir);
+  if (!store.ok()) return store.status().Annotate("opening " + data_dir + " to read run " + what);
+  RunManager runs(store->get(), {});
+  auto run = runs.GetRun(what);
+  if (!run.ok()) return run.status();
+  if (run->state() != v1::SUCCEEDED)
+    return Status::InvalidArgument("run " + what + " has not succeeded (" +
+                                   v1::RunState_Name(run->state()) + ")");
+  return runs.Report(what);
 }
 
 }  // namespace
 
 void RegisterCompareCommand(CLI::App& app, std::function<int()>* run) {
   struct Flags {
-    std::string a, b, json, ks = "1,5";
+    std::string a, b, json, ks = "1,5", data;
     double alpha = 0.05;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("compare", "compare two evaluation reports problem by problem");
-  cmd->add_option("A", f->a, "report JSON of run A (the reference side)")->required();
-  cmd->add_option("B", f->b, "report JSON of run B")->required();
+  cmd->add_option("A", f->a, "run A (the reference side): a report JSON, or a run id with --data")
+      ->required();
+  cmd->add_option("B", f->b, "run B: a report JSON, or a run id with --data")->required();
+  cmd->add_option("--data", f->data, "daemon store to read run ids from (daemon stopped)");
   cmd->add_option("--k", f->ks, "pass@k values, comma separated");
   cmd->add_option("--alpha", f->alpha, "significance level")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--json", f->json, "write the comparison as JSON");
   cmd->callback([cmd, f, run] {
     *run = [f]() -> int {
       auto ks = ParseKList(f->ks);
-      auto a = ReadReportJson(f->a);
-      auto b = ReadReportJson(f->b);
+      auto a = LoadReport(f->a, f->data);
+      auto b = LoadReport(f->b, f->data);
       for (const Status& st : {ks.status(), a.status(), b.status()}) {
         if (!st.ok()) {
           spdlog::error("{}", st.ToString());
@@ -112,13 +109,15 @@ void RegisterCompareCommand(CLI::App& app, std::function<int()>* run) {
 
 void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
   struct Flags {
-    std::string report, baseline, thresholds, junit, markdown;
+    std::string report, baseline, thresholds, junit, markdown, data;
     double alpha = 0.05;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
       "gate", "pass or fail a CI job on a report: exit 0 pass, 1 gate failed, 2 error");
-  cmd->add_option("--report", f->report, "report JSON of the candidate run")->required();
+  cmd->add_option("--report", f->report, "the candidate: a report JSON, or a run id with --data")
+      ->required();
+  cmd->add_option("--data", f->data, "daemon store to read run ids from (daemon stopped)");
   cmd->add_option("--min", f->thresholds, "thresholds, e.g. pass@1>=0.45,pass@5>=0.6");
   cmd->add_option("--baseline", f->baseline,
                   "fail on a significant regression against this report");
@@ -133,7 +132,7 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
         std::cout << "gate: ERROR\n";
         return 2;
       };
-      auto report = ReadReportJson(f->report);
+      auto report = LoadReport(f->report, f->data);
       if (!report.ok()) return fail(report.status());
       GateOptions opts;
       opts.alpha = f->alpha;
@@ -144,7 +143,7 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
       }
       std::optional<v1::EvalReport> baseline;
       if (!f->baseline.empty()) {
-        auto b = ReadReportJson(f->baseline);
+        auto b = LoadReport(f->baseline, f->data);
         if (!b.ok()) return fail(b.status());
         baseline = std::move(*b);
         opts.baseline = &*baseline;

@@ -16,6 +16,7 @@
 #include "datasets/dataset.h"
 #include "datasets/prompt_builder.h"
 #include "evald/cli/compare_and_gate.h"
+#include "evald/cli/report_io.h"
 #include "evald/cli/serve_command.h"
 #include "evald/eval/evaluation.h"
 #include "evald/eval/report_printer.h"
@@ -40,25 +41,6 @@ void AddCommon(CLI::App* cmd, CommonFlags* f) {
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
   cmd->add_flag("--require-isolation", f->require_isolation,
                 "fail rather than run with a degraded sandbox");
-}
-
-StatusOr<std::vector<int>> ParseKs(const std::string& text) {
-  std::vector<int> ks;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    try {
-      size_t used = 0;
-      int k = std::stoi(item, &used);
-      if (used != item.size() || k < 1) throw std::invalid_argument(item);
-      ks.push_back(k);
-    } catch (...) {
-      return Status::InvalidArgument("--k expects positive integers separated by commas, got '" +
-                                     text + "'");
-    }
-  }
-  if (ks.empty()) return Status::InvalidArgument("--k is empty");
-  return ks;
 }
 
 // A progress line on a terminal, a log line every ten seconds otherwise.
@@ -185,7 +167,7 @@ int main(int argc, char** argv) {
     EvalOptions opts;
     auto ds = load(eval_flags, &opts);
     if (!ds.ok()) return Fail(ds.status());
-    auto ks = ParseKs(ks_text);
+    auto ks = ParseKList(ks_text);
     if (!ks.ok()) return Fail(ks.status());
     opts.ks = *ks;
     if (sim_timeout_s > 0) opts.simulate_timeout_ms = sim_timeout_s * 1000;

@@ -6,6 +6,28 @@
 
 namespace evald {
 
+StatusOr<std::vector<int>> ParseKList(const std::string& text) {
+  std::vector<int> ks;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find(',', start);
+    std::string item =
+        text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    try {
+      size_t used = 0;
+      int k = std::stoi(item, &used);
+      if (used != item.size() || k < 1) throw std::invalid_argument(item);
+      ks.push_back(k);
+    } catch (...) {
+      return Status::InvalidArgument("--k expects positive integers separated by commas, got '" +
+                                     text + "'");
+    }
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return ks;
+}
+
 StatusOr<v1::EvalReport> ReadReportJson(const std::string& path) {
   auto text = ReadFileBounded(path);
   if (!text.ok()) return text.status();

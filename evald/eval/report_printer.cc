@@ -11,11 +11,11 @@
 
 namespace evald {
 
-std::string ToJson(const google::protobuf::Message& message) {
+std::string ToJson(const google::protobuf::Message& message, bool pretty) {
   google::protobuf::util::JsonPrintOptions opts;
   opts.preserve_proto_field_names = true;
   opts.always_print_primitive_fields = true;
-  opts.add_whitespace = true;
+  opts.add_whitespace = pretty;
   std::string out;
   (void)google::protobuf::util::MessageToJsonString(message, &out, opts);
   return out;

@@ -12,8 +12,8 @@ namespace evald {
 void PrintEvalReport(const v1::EvalReport& report, std::ostream& out);
 void PrintDatasetCheck(const v1::DatasetCheckReport& report, std::ostream& out);
 
-// protobuf JSON with the .proto field names and every field present.
-std::string ToJson(const google::protobuf::Message& message);
+// protobuf JSON with the .proto field names and every field present; `pretty` indents it.
+std::string ToJson(const google::protobuf::Message& message, bool pretty = true);
 Status WriteJson(const google::protobuf::Message& message, const std::string& path);
 
 }  // namespace evald

@@ -6,53 +6,10 @@
 #include <regex>
 #include <sstream>
 
+#include "evald/common/text_escape.h"
 #include "evald/metrics/run_comparison.h"
 
 namespace evald {
-
-namespace {
-
-std::string XmlEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters, even escaped.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-          out += '?';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
-std::string MdEscape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|' || c == '*' || c == '_' || c == '`' || c == '<' || c == '>') out += '\\';
-    out += c == '\n' ? ' ' : c;
-  }
-  return out;
-}
-
-}  // namespace
 
 StatusOr<std::vector<GateThreshold>> ParseThresholds(const std::string& text) {
   static const std::regex kItem(R"(\s*(?:pass@)?(\d+)\s*(?:>=|=|:)\s*([0-9]*\.?[0-9]+)\s*)");
@@ -172,20 +129,20 @@ std::string GateJUnitXml(const v1::EvalReport& report, const GateResult& result)
 std::string GateMarkdown(const v1::EvalReport& report, const GateResult& result) {
   std::string md = fmt::format("## evald gate: **{}**\n\n", result.Verdict());
   md += fmt::format("{} problems, {} samples, {} ({})\n\n", report.summary().problems(),
-                    report.summary().samples(), MdEscape(report.simulator()),
-                    MdEscape(report.simulator_version()));
+                    report.summary().samples(), MarkdownEscape(report.simulator()),
+                    MarkdownEscape(report.simulator_version()));
   md += "| check | result | figures |\n|---|---|---|\n";
   for (const auto& c : result.checks)
-    md += fmt::format("| {} | {} | {} |\n", MdEscape(c.name), c.passed ? "pass" : "**FAIL**",
-                      MdEscape(c.message));
+    md += fmt::format("| {} | {} | {} |\n", MarkdownEscape(c.name), c.passed ? "pass" : "**FAIL**",
+                      MarkdownEscape(c.message));
   if (result.comparison) {
-    md += "\n" + MdEscape(result.comparison->conclusion()) + "\n";
+    md += "\n" + MarkdownEscape(result.comparison->conclusion()) + "\n";
     if (result.comparison->lost_size() || result.comparison->gained_size()) {
       md += "\n| problem | vs baseline |\n|---|---|\n";
       for (const auto& n : result.comparison->lost())
-        md += fmt::format("| {} | lost |\n", MdEscape(n));
+        md += fmt::format("| {} | lost |\n", MarkdownEscape(n));
       for (const auto& n : result.comparison->gained())
-        md += fmt::format("| {} | gained |\n", MdEscape(n));
+        md += fmt::format("| {} | gained |\n", MarkdownEscape(n));
     }
   }
   return md;

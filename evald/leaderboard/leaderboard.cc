@@ -1,10 +1,12 @@
 #include "evald/leaderboard/leaderboard.h"
 
 #include <fmt/format.h>
-#include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
 #include <set>
+
+#include "evald/common/text_escape.h"
+#include "evald/eval/report_printer.h"
 
 namespace evald {
 
@@ -20,41 +22,6 @@ std::string CsvField(std::string_view s) {
   std::string out = "\"";
   for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
-}
-
-std::string Html(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::string Md(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (std::string_view("|*_`<>[]\\").find(c) != std::string_view::npos) out += '\\';
-    out += (c == '\n' || c == '\r') ? ' ' : c;
-  }
-  return out;
 }
 
 double PassAt(const v1::LeaderboardRow& r, int k) {
@@ -92,16 +59,17 @@ const char* CategoryColor(const std::string& c) {
   return it == colors.end() ? "#757575" : it->second;
 }
 
-std::string RenderHtml(const v1::Leaderboard& board) {
+std::string RenderXmlEscape(const v1::Leaderboard& board) {
   std::vector<int> ks(board.k().begin(), board.k().end());
   std::string rows;
   for (const auto& r : board.rows()) {
     rows += fmt::format(
         "<tr data-run=\"{}\"><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>"
         "<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>",
-        Html(r.run_id()), r.rank(), r.rank(), Html(r.checkpoint()), Html(r.checkpoint()),
-        Html(r.trained_on() + " " + r.hardware()), Html(r.trained_on() + " " + r.hardware()),
-        Html(r.dataset() + "/" + r.task()), Html(r.dataset() + " / " + r.task()));
+        XmlEscape(r.run_id()), r.rank(), r.rank(), XmlEscape(r.checkpoint()),
+        XmlEscape(r.checkpoint()), XmlEscape(r.trained_on() + " " + r.hardware()),
+        XmlEscape(r.trained_on() + " " + r.hardware()), XmlEscape(r.dataset() + "/" + r.task()),
+        XmlEscape(r.dataset() + " / " + r.task()));
     for (int k : ks) {
       double v = PassAt(r, k);
       rows += v < 0 ? "<td data-v=\"-1\">-</td>"
@@ -109,7 +77,7 @@ std::string RenderHtml(const v1::Leaderboard& board) {
                                   Ci(r, k));
     }
     rows += fmt::format("<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td></tr>\n", r.samples(),
-                        r.samples(), Html(r.run_id()), Html(r.run_id()));
+                        r.samples(), XmlEscape(r.run_id()), XmlEscape(r.run_id()));
   }
   std::string head =
       "<th data-col=\"0\">rank</th><th data-col=\"1\">checkpoint</th>"
@@ -132,7 +100,7 @@ std::string RenderHtml(const v1::Leaderboard& board) {
     int total = 0;
     for (const auto& [c, n] : r.categories()) total += n;
     svg += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"12\">{}</text>", y + 13,
-                       Html(r.checkpoint().substr(0, 32)));
+                       XmlEscape(r.checkpoint().substr(0, 32)));
     double x = label;
     for (const auto& c : cats) {
       auto it = r.categories().find(c);
@@ -141,7 +109,7 @@ std::string RenderHtml(const v1::Leaderboard& board) {
       svg += fmt::format(
           "<rect class=\"cat\" data-cat=\"{}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" "
           "height=\"{}\" fill=\"{}\"><title>{}: {} of {}</title></rect>",
-          Html(c), x, y, w, bar, CategoryColor(c), Html(c), it->second, total);
+          XmlEscape(c), x, y, w, bar, CategoryColor(c), XmlEscape(c), it->second, total);
       x += w;
     }
     y += bar + gap;
@@ -151,7 +119,7 @@ std::string RenderHtml(const v1::Leaderboard& board) {
     svg += fmt::format(
         "<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>"
         "<text x=\"{}\" y=\"{}\" font-size=\"12\">{}</text>",
-        lx, y + 6, CategoryColor(c), lx + 16, y + 16, Html(c == "." ? "pass" : c));
+        lx, y + 6, CategoryColor(c), lx + 16, y + 16, XmlEscape(c == "." ? "pass" : c));
     lx += 48;
   }
   svg += "</svg>";
@@ -250,14 +218,7 @@ v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
 
 StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::string_view format) {
   std::vector<int> ks(board.k().begin(), board.k().end());
-  if (format == "json") {
-    google::protobuf::util::JsonPrintOptions opts;
-    opts.preserve_proto_field_names = true;
-    opts.always_print_primitive_fields = true;
-    std::string out;
-    (void)google::protobuf::util::MessageToJsonString(board, &out, opts);
-    return out;
-  }
+  if (format == "json") return ToJson(board, /*pretty=*/false);
   if (format == "csv") {
     std::string out = "rank,checkpoint,trained_on,hardware,dataset,task,simulator,problems,samples";
     for (int k : ks) out += fmt::format(",pass@{},pass@{}_ci95_low,pass@{}_ci95_high", k, k, k);
@@ -286,18 +247,18 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
     for (size_t i = 0; i < ks.size(); ++i) out += "---|";
     out += "---|---|\n";
     for (const auto& r : board.rows()) {
-      out +=
-          fmt::format("| {} | {} | {} | {} |", r.rank(), Md(r.checkpoint()),
-                      Md(r.trained_on() + " " + r.hardware()), Md(r.dataset() + " / " + r.task()));
+      out += fmt::format("| {} | {} | {} | {} |", r.rank(), MarkdownEscape(r.checkpoint()),
+                         MarkdownEscape(r.trained_on() + " " + r.hardware()),
+                         MarkdownEscape(r.dataset() + " / " + r.task()));
       for (int k : ks) {
         double v = PassAt(r, k);
         out += v < 0 ? " - |" : fmt::format(" {:.4f} ({}) |", v, Ci(r, k));
       }
-      out += fmt::format(" {} | {} |\n", r.samples(), Md(r.run_id()));
+      out += fmt::format(" {} | {} |\n", r.samples(), MarkdownEscape(r.run_id()));
     }
     return out;
   }
-  if (format == "html") return RenderHtml(board);
+  if (format == "html") return RenderXmlEscape(board);
   return Status::InvalidArgument("unknown leaderboard format '" + std::string(format) +
                                  "' (csv, json, markdown, html)");
 }

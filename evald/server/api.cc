@@ -10,6 +10,7 @@
 
 #include "evald/common/file_io.h"
 #include "evald/common/py_text.h"
+#include "evald/eval/report_printer.h"
 #include "evald/leaderboard/leaderboard.h"
 #include "evald/metrics/run_comparison.h"
 
@@ -69,20 +70,15 @@ bool Match(const std::string& tmpl, const std::vector<std::string>& segs, std::s
   return true;
 }
 
-std::string ToJson(const google::protobuf::Message& m) {
-  google::protobuf::util::JsonPrintOptions opts;
-  opts.preserve_proto_field_names = true;
-  opts.always_print_primitive_fields = true;
-  std::string out;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, opts);
-  return out;
+std::string CompactJson(const google::protobuf::Message& m) {
+  return ToJson(m, /*pretty=*/false);
 }
 
 HttpResponse Error(const HttpRequest& req, http::status status, const std::string& message) {
   v1::ErrorResponse e;
   e.set_error(message);
   e.set_status(static_cast<int>(status));
-  auto res = JsonResponse(req, status, ToJson(e));
+  auto res = JsonResponse(req, status, CompactJson(e));
   if (status == http::status::unauthorized) res.set(http::field::www_authenticate, "Bearer");
   return res;
 }
@@ -196,7 +192,7 @@ HttpResponse Api::Handle(const HttpRequest& req) {
   }
 
   auto ok = [&](const google::protobuf::Message& m, http::status s = http::status::ok) {
-    return JsonResponse(req, s, ToJson(m));
+    return JsonResponse(req, s, CompactJson(m));
   };
   auto fail = [&](const Status& st) { return Error(req, StatusFor(st), st.message()); };
   const std::string& p = route->path;
