@@ -61,6 +61,32 @@ TEST_F(StoreTest, PutGetScanBatchAndReopen) {
   (void)(*store)->Get(Family::kRuns, "bad", &wrong);  // must not crash whatever it returns
 }
 
+TEST_F(StoreTest, GenerationRecordsAreKeyedByEverythingThatDecidesThem) {
+  v1::SamplingParams p;
+  p.set_temperature(0.85);
+  p.set_top_p(0.95);
+  p.set_max_tokens(1024);
+  p.set_n(20);
+  std::string key = GenerationKey("ck1", "sys", "prompt", p, 7, 3);
+  EXPECT_EQ(key, GenerationKey("ck1", "sys", "prompt", p, 7, 3));
+  EXPECT_NE(key, GenerationKey("ck1", "sys", "prompt", p, 7, 4));
+  EXPECT_NE(key, GenerationKey("ck1", "sys", "prompt", p, 8, 3));
+  EXPECT_NE(key, GenerationKey("ck2", "sys", "prompt", p, 7, 3));
+  EXPECT_NE(key, GenerationKey("ck1", "sy", "sprompt", p, 7, 3));
+  v1::SamplingParams q = p;
+  q.set_temperature(0.8500000001);
+  EXPECT_NE(key, GenerationKey("ck1", "sys", "prompt", q, 7, 3));
+  auto store = Store::Open(dir_);
+  ASSERT_TRUE(store.ok());
+  EXPECT_FALSE((*store)->LookupGeneration(key).has_value());
+  v1::GenerationRecord rec;
+  rec.set_completion("[BEGIN]module TopModule(); endmodule[DONE]");
+  ASSERT_TRUE((*store)->StoreGeneration(key, rec).ok());
+  auto got = (*store)->LookupGeneration(key);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->completion(), rec.completion());
+}
+
 TEST_F(StoreTest, SecondEvaluationIsAPureCacheLookup) {
   auto ds = Dataset::Load(testing::BuiltinDataset(), Task::kSpecToRtl);
   ASSERT_TRUE(ds.ok());

@@ -98,6 +98,18 @@ http::status StatusFor(const Status& st) {
   }
 }
 
+// ?checkpoint=ID&dataset=NAME&label=KEY[=VALUE]
+RunFilter FilterFromQuery(std::map<std::string, std::string>& query) {
+  RunFilter f;
+  f.checkpoint_id = query["checkpoint"];
+  f.dataset = query["dataset"];
+  const std::string& label = query["label"];
+  size_t eq = label.find('=');
+  f.label_key = label.substr(0, eq);
+  if (eq != std::string::npos) f.label_value = label.substr(eq + 1);
+  return f;
+}
+
 Status ParseBody(const HttpRequest& req, google::protobuf::Message* msg) {
   if (req.body().empty()) return Status::Ok();
   google::protobuf::util::JsonParseOptions opts;
@@ -252,13 +264,7 @@ HttpResponse Api::Handle(const HttpRequest& req) {
     return run.ok() ? ok(*run, http::status::created) : fail(run.status());
   }
   if (p == "/v1/runs") {
-    RunFilter f;
-    f.checkpoint_id = query["checkpoint"];
-    f.dataset = query["dataset"];
-    std::string label = query["label"];
-    size_t eq = label.find('=');
-    f.label_key = label.substr(0, eq);
-    if (eq != std::string::npos) f.label_value = label.substr(eq + 1);
+    RunFilter f = FilterFromQuery(query);
     v1::ListRunsResponse out;
     for (auto& r : runs_->ListRuns(f)) *out.add_runs() = std::move(r);
     return ok(out);
@@ -315,8 +321,7 @@ HttpResponse Api::Handle(const HttpRequest& req) {
   }
   if (p == "/v1/leaderboard") {
     std::string format = query.count("format") ? query["format"] : "json";
-    RunFilter f;
-    f.dataset = query["dataset"];
+    RunFilter f = FilterFromQuery(query);
     std::map<std::string, v1::Checkpoint> cks;
     for (auto& ck : runs_->ListCheckpoints()) cks[ck.id()] = ck;
     auto rendered = RenderLeaderboard(BuildLeaderboard(runs_->ListRuns(f), cks), format);

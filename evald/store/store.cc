@@ -3,7 +3,11 @@
 #include <google/protobuf/message_lite.h>
 #include <rocksdb/options.h>
 
+#include <fmt/format.h>
+
 #include <chrono>
+
+#include "evald/common/hash.h"
 
 #include "evald/proto/store.pb.h"
 
@@ -90,6 +94,27 @@ void Store::Batch::Put(Family family, std::string_view key,
 
 Status Store::Write(Batch& batch) {
   return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch.batch_), "writing a batch");
+}
+
+std::optional<v1::GenerationRecord> Store::LookupGeneration(const std::string& key) const {
+  v1::GenerationRecord record;
+  if (!Get(Family::kGenerations, key, &record).ok()) return std::nullopt;
+  return record;
+}
+
+Status Store::StoreGeneration(const std::string& key, const v1::GenerationRecord& record) {
+  return Put(Family::kGenerations, key, record);
+}
+
+std::string GenerationKey(const std::string& checkpoint_id, const std::string& system,
+                          const std::string& prompt, const v1::SamplingParams& sampling,
+                          int64_t seed, int index) {
+  // %.17g round-trips doubles: 0.85 and 0.8500000001 are different keys.
+  std::string params =
+      fmt::format("t={:.17g} p={:.17g} k={} max={} n={}", sampling.temperature(), sampling.top_p(),
+                  sampling.top_k(), sampling.max_tokens(), sampling.n());
+  return "gen-" + Sha256OfFields({"evald-generation", checkpoint_id, system, prompt, params,
+                                  std::to_string(seed), std::to_string(index)});
 }
 
 std::optional<v1::SampleResult> Store::LookupVerdict(const std::string& key) const {

@@ -15,6 +15,12 @@
 
 #include "evald/common/status.h"
 #include "evald/proto/eval.pb.h"
+#include "evald/proto/store.pb.h"
+
+namespace evald::v1 {
+class GenerationRecord;
+class SamplingParams;
+}  // namespace evald::v1
 
 namespace google::protobuf {
 class MessageLite;
@@ -50,6 +56,10 @@ class Store {
   Batch NewBatch() { return Batch(this); }
   Status Write(Batch& batch);
 
+  // Generated samples (see GenerationRecord in store.proto).
+  std::optional<v1::GenerationRecord> LookupGeneration(const std::string& key) const;
+  Status StoreGeneration(const std::string& key, const v1::GenerationRecord& record);
+
   // The content-addressed verdict cache.
   std::optional<v1::SampleResult> LookupVerdict(const std::string& key) const;
   Status StoreVerdict(const std::string& key, const v1::SampleResult& result);
@@ -61,5 +71,11 @@ class Store {
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // index = Family
 };
+
+// The key of a generated sample: everything that decides it. Field order and encoding are
+// fixed (length-prefixed fields, the sampling parameters printed exactly).
+std::string GenerationKey(const std::string& checkpoint_id, const std::string& system,
+                          const std::string& prompt, const v1::SamplingParams& sampling,
+                          int64_t seed, int index);
 
 }  // namespace evald
