@@ -13,6 +13,31 @@ namespace {
 
 using Target = int (*)(const uint8_t*, size_t);
 
+// A GGUF v3 file: one metadata string and one F32 tensor of 8 elements.
+std::string GgufSeed() {
+  std::string s("GGUF", 4);
+  auto u32 = [&](uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); };
+  auto u64 = [&](uint64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); };
+  auto str = [&](const std::string& v) {
+    u64(v.size());
+    s += v;
+  };
+  u32(3);
+  u64(1);  // tensors
+  u64(1);  // metadata
+  str("general.architecture");
+  u32(8);
+  str("llama");
+  str("t");
+  u32(1);
+  u64(8);
+  u32(0);
+  u64(0);
+  s.resize((s.size() + 31) / 32 * 32, '\0');
+  s.append(32, '\0');
+  return s;
+}
+
 const std::vector<std::string> kSeeds = {
     "[BEGIN]\nmodule TopModule(input a, output b);\n assign b = a;\nendmodule\n[DONE]\n",
     "```verilog\nmodule TopModule();\nendmodule\n```\ntext ``` more\n```\n",
@@ -24,6 +49,7 @@ const std::vector<std::string> kSeeds = {
     "syntax error\nerror: Unknown module type\nMismatches: 0 in 12 samples\r\nTIMEOUT\n",
     std::string("\x08\x00\x00\x00\x0a\x06\x12\x04\x08\x01\x10\x02", 12),
     std::string("\xff\xff\xff\xff", 4),
+    GgufSeed(),
 };
 
 std::string Mutate(std::string s, std::mt19937_64& rng) {
@@ -93,6 +119,9 @@ TEST(FuzzSmoke, SamplesReader) {
 }
 TEST(FuzzSmoke, Integrity) {
   RunTarget(fuzz::CheckIntegrity, 3000);
+}
+TEST(FuzzSmoke, GgufFiles) {
+  RunTarget(fuzz::ParseGguf, 3000);
 }
 TEST(FuzzSmoke, SandboxFrames) {
   RunTarget(fuzz::ReadSandboxFrame, 1000);

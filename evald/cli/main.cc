@@ -16,6 +16,7 @@
 #include "datasets/dataset.h"
 #include "datasets/prompt_builder.h"
 #include "evald/cli/compare_and_gate.h"
+#include "evald/cli/model_commands.h"
 #include "evald/cli/report_io.h"
 #include "evald/cli/serve_command.h"
 #include "evald/eval/evaluation.h"
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
   RegisterGateCommand(app, &run);
   RegisterServeCommand(app, &run);
   RegisterExportCommand(app, &run);
+  RegisterModelCommands(app, &run);
 
   CLI11_PARSE(app, argc, argv);
   if (run) return run();

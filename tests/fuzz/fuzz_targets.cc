@@ -11,6 +11,8 @@
 #include "harness/failure_category.h"
 #include "harness/integrity_check.h"
 #include "harness/testbench_hardening.h"
+#include "kernels/gguf/gguf_file.h"
+#include "kernels/model/llama_model.h"
 #include "sandbox/frame_io.h"
 #include "sandbox/sandbox_protocol.pb.h"
 
@@ -44,6 +46,15 @@ int ParseSamples(const uint8_t* data, size_t size) {
 
 int CheckIntegrity(const uint8_t* data, size_t size) {
   (void)CheckDesignIntegrity(View(data, size));
+  return 0;
+}
+
+int ParseGguf(const uint8_t* data, size_t size) {
+  auto file = kernels::GgufFile::FromBytes(std::string(View(data, size)));
+  if (file.ok()) {
+    auto model = kernels::LlamaModel::FromFile(std::move(*file));
+    (void)model;
+  }
   return 0;
 }
 

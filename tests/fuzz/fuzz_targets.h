@@ -15,6 +15,8 @@ int ExtractAndClassify(const uint8_t* data, size_t size);
 int ParseSamples(const uint8_t* data, size_t size);
 // The Verilog tokenizer and the integrity check.
 int CheckIntegrity(const uint8_t* data, size_t size);
+// A GGUF model file (header, metadata, tensor table) and, when it parses, the model loader.
+int ParseGguf(const uint8_t* data, size_t size);
 // A sandbox response frame read from a pipe (what the host reads from the init).
 int ReadSandboxFrame(const uint8_t* data, size_t size);
 

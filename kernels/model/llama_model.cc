@@ -1,0 +1,244 @@
+#include "kernels/model/llama_model.h"
+
+#include <cmath>
+
+#include "kernels/quant/blocks.h"
+
+namespace evald::kernels {
+
+namespace {
+
+Status LoadMatrix(const GgufFile& f, const std::string& name, int64_t cols, int64_t rows,
+                  WeightMatrix* out) {
+  const GgufTensor* t = f.FindTensor(name);
+  if (!t) return Status::NotFound("tensor " + name + " is missing");
+  if (t->dims.size() != 2 || static_cast<int64_t>(t->dims[0]) != cols ||
+      static_cast<int64_t>(t->dims[1]) != rows)
+    return Status::Corruption("tensor " + name + " has shape " + std::to_string(t->dims[0]) + "x" +
+                              std::to_string(t->dims.size() > 1 ? t->dims[1] : 1) + ", expected " +
+                              std::to_string(cols) + "x" + std::to_string(rows));
+  switch (t->type) {
+    case GgmlType::kF32:
+    case GgmlType::kF16:
+    case GgmlType::kBF16:
+    case GgmlType::kQ8_0:
+    case GgmlType::kQ4_0:
+      break;
+    default:
+      return Status::InvalidArgument("tensor " + name + ": type " +
+                                     std::string(Traits(static_cast<uint32_t>(t->type))->name) +
+                                     " is not supported by the decoding core yet");
+  }
+  out->type = t->type;
+  out->data = t->data;
+  out->cols = cols;
+  out->rows = rows;
+  out->row_bytes = *RowBytes(t->type, static_cast<uint64_t>(cols));
+  return Status::Ok();
+}
+
+Status LoadVector(const GgufFile& f, const std::string& name, int64_t n, const float** out) {
+  const GgufTensor* t = f.FindTensor(name);
+  if (!t) return Status::NotFound("tensor " + name + " is missing");
+  if (t->type != GgmlType::kF32 || t->elements() != static_cast<uint64_t>(n))
+    return Status::Corruption("tensor " + name + " must be F32 with " + std::to_string(n) +
+                              " elements");
+  if (reinterpret_cast<uintptr_t>(t->data) % alignof(float) != 0)
+    return Status::Corruption("tensor " + name + " is misaligned");
+  *out = reinterpret_cast<const float*>(t->data);
+  return Status::Ok();
+}
+
+StatusOr<int> PositiveInt(const GgufFile& f, const std::string& key, int64_t max = 1 << 24) {
+  auto v = f.GetInt(key);
+  if (!v) return Status::NotFound("metadata " + key + " is missing");
+  if (*v <= 0 || *v > max)
+    return Status::Corruption("metadata " + key + " = " + std::to_string(*v) + " is out of range");
+  return static_cast<int>(*v);
+}
+
+void RmsNorm(const float* x, const float* w, float* out, int n, float eps) {
+  double sum = 0;  // ggml accumulates the squares in double
+  for (int i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(sum / n) + eps);
+  for (int i = 0; i < n; ++i) out[i] = x[i] * scale * w[i];
+}
+
+// Rotary embedding on adjacent pairs (ggml's "normal" mode, used by the llama architecture).
+void Rope(float* v, int n_heads, int head_dim, int rope_dims, int pos, float base) {
+  for (int h = 0; h < n_heads; ++h) {
+    float* x = v + h * head_dim;
+    for (int i = 0; i < rope_dims; i += 2) {
+      const float theta = pos * std::pow(base, -static_cast<float>(i) / rope_dims);
+      const float c = std::cos(theta), s = std::sin(theta);
+      const float x0 = x[i], x1 = x[i + 1];
+      x[i] = x0 * c - x1 * s;
+      x[i + 1] = x0 * s + x1 * c;
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::Load(const std::string& path) {
+  auto file = GgufFile::Open(path);
+  if (!file.ok()) return file.status();
+  auto model = FromFile(std::move(*file));
+  if (!model.ok()) return model.status().Annotate(path);
+  return model;
+}
+
+StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufFile> file) {
+  std::unique_ptr<LlamaModel> m(new LlamaModel());
+  m->file_ = std::move(file);
+  const GgufFile& f = *m->file_;
+  LlamaConfig& c = m->config_;
+  auto arch = f.GetString("general.architecture");
+  if (!arch) return Status::Corruption("general.architecture is missing");
+  if (*arch != "llama")
+    return Status::InvalidArgument("architecture '" + *arch + "' is not supported yet (llama is)");
+  c.architecture = *arch;
+  const std::string p = *arch + ".";
+  auto get = [&](const std::string& key, int* out, int64_t max = 1 << 24) -> Status {
+    auto v = PositiveInt(f, p + key, max);
+    if (!v.ok()) return v.status();
+    *out = *v;
+    return Status::Ok();
+  };
+  EVALD_RETURN_IF_ERROR(get("embedding_length", &c.dim, 1 << 16));
+  EVALD_RETURN_IF_ERROR(get("block_count", &c.n_layers, 1024));
+  EVALD_RETURN_IF_ERROR(get("feed_forward_length", &c.hidden, 1 << 18));
+  EVALD_RETURN_IF_ERROR(get("attention.head_count", &c.n_heads, 1024));
+  c.n_kv_heads = c.n_heads;
+  if (f.Find(p + "attention.head_count_kv"))
+    EVALD_RETURN_IF_ERROR(get("attention.head_count_kv", &c.n_kv_heads, 1024));
+  EVALD_RETURN_IF_ERROR(get("context_length", &c.context, 1 << 22));
+  if (c.dim % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0)
+    return Status::Corruption("head counts do not divide the embedding length");
+  c.head_dim = c.dim / c.n_heads;
+  c.rope_dims = c.head_dim;
+  if (f.Find(p + "rope.dimension_count"))
+    EVALD_RETURN_IF_ERROR(get("rope.dimension_count", &c.rope_dims, 1 << 16));
+  if (c.rope_dims > c.head_dim || c.rope_dims % 2 != 0)
+    return Status::Corruption("bad rope.dimension_count");
+  if (auto eps = f.GetFloat(p + "attention.layer_norm_rms_epsilon"))
+    c.rms_eps = static_cast<float>(*eps);
+  if (auto base = f.GetFloat(p + "rope.freq_base")) c.rope_base = static_cast<float>(*base);
+  const GgufTensor* embd = f.FindTensor("token_embd.weight");
+  if (!embd || embd->dims.size() != 2)
+    return Status::NotFound("tensor token_embd.weight is missing");
+  if (embd->dims[1] > (1u << 24)) return Status::Corruption("vocabulary too large");
+  c.vocab = static_cast<int>(embd->dims[1]);
+  if (auto v = f.GetInt(p + "vocab_size"); v && *v != c.vocab)
+    return Status::Corruption("vocab_size disagrees with token_embd.weight");
+
+  const int kv_dim = c.n_kv_heads * c.head_dim;
+  EVALD_RETURN_IF_ERROR(LoadMatrix(f, "token_embd.weight", c.dim, c.vocab, &m->token_embd_));
+  if (f.FindTensor("output.weight")) {
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, "output.weight", c.dim, c.vocab, &m->output_));
+  } else {
+    m->output_ = m->token_embd_;  // tied embeddings
+  }
+  EVALD_RETURN_IF_ERROR(LoadVector(f, "output_norm.weight", c.dim, &m->output_norm_));
+  m->layers_.resize(static_cast<size_t>(c.n_layers));
+  for (int l = 0; l < c.n_layers; ++l) {
+    LlamaLayer& L = m->layers_[static_cast<size_t>(l)];
+    const std::string b = "blk." + std::to_string(l) + ".";
+    EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_norm.weight", c.dim, &L.attn_norm));
+    EVALD_RETURN_IF_ERROR(LoadVector(f, b + "ffn_norm.weight", c.dim, &L.ffn_norm));
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_q.weight", c.dim, c.dim, &L.wq));
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_k.weight", c.dim, kv_dim, &L.wk));
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_v.weight", c.dim, kv_dim, &L.wv));
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_output.weight", c.dim, c.dim, &L.wo));
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_gate.weight", c.dim, c.hidden, &L.w_gate));
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_up.weight", c.dim, c.hidden, &L.w_up));
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_down.weight", c.hidden, c.dim, &L.w_down));
+  }
+  return m;
+}
+
+LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa)
+    : model_(model), max_positions_(max_positions), matvec_(isa) {
+  const LlamaConfig& c = model.config();
+  const size_t kv_dim = static_cast<size_t>(c.n_kv_heads * c.head_dim);
+  x_.resize(c.dim);
+  xb_.resize(c.dim);
+  q_.resize(c.dim);
+  k_.resize(kv_dim);
+  v_.resize(kv_dim);
+  attn_out_.resize(c.dim);
+  h1_.resize(c.hidden);
+  h3_.resize(c.hidden);
+  logits_.resize(c.vocab);
+  scores_.resize(static_cast<size_t>(max_positions));
+  key_cache_.resize(static_cast<size_t>(c.n_layers) * max_positions * kv_dim);
+  value_cache_.resize(key_cache_.size());
+}
+
+StatusOr<const float*> LlamaSession::Forward(int token, int pos) {
+  const LlamaConfig& c = model_.config();
+  if (token < 0 || token >= c.vocab) return Status::InvalidArgument("token id out of range");
+  if (pos < 0 || pos >= max_positions_)
+    return Status::InvalidArgument("position beyond the session's context");
+  const int kv_dim = c.n_kv_heads * c.head_dim, group = c.n_heads / c.n_kv_heads;
+  const WeightMatrix& emb = model_.token_embedding();
+  EVALD_RETURN_IF_ERROR(DequantizeRow(
+      emb.type, emb.data + static_cast<uint64_t>(token) * emb.row_bytes, x_.data(), c.dim));
+
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LlamaLayer& L = model_.layers()[static_cast<size_t>(l)];
+    RmsNorm(x_.data(), L.attn_norm, xb_.data(), c.dim, c.rms_eps);
+    matvec_.Apply(L.wq, xb_.data(), q_.data());
+    matvec_.Apply(L.wk, xb_.data(), k_.data());
+    matvec_.Apply(L.wv, xb_.data(), v_.data());
+    Rope(q_.data(), c.n_heads, c.head_dim, c.rope_dims, pos, c.rope_base);
+    Rope(k_.data(), c.n_kv_heads, c.head_dim, c.rope_dims, pos, c.rope_base);
+    float* kc = key_cache_.data() + (static_cast<size_t>(l) * max_positions_) * kv_dim;
+    float* vc = value_cache_.data() + (static_cast<size_t>(l) * max_positions_) * kv_dim;
+    std::copy(k_.begin(), k_.end(), kc + static_cast<size_t>(pos) * kv_dim);
+    std::copy(v_.begin(), v_.end(), vc + static_cast<size_t>(pos) * kv_dim);
+
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    for (int h = 0; h < c.n_heads; ++h) {
+      const float* qh = q_.data() + h * c.head_dim;
+      const int kvh = h / group;
+      float max = -INFINITY;
+      for (int t = 0; t <= pos; ++t) {
+        const float* kt = kc + static_cast<size_t>(t) * kv_dim + kvh * c.head_dim;
+        float s = 0;
+        for (int i = 0; i < c.head_dim; ++i) s += qh[i] * kt[i];
+        scores_[t] = s * scale;
+        max = std::max(max, scores_[t]);
+      }
+      double sum = 0;
+      for (int t = 0; t <= pos; ++t) {
+        scores_[t] = std::exp(scores_[t] - max);
+        sum += scores_[t];
+      }
+      float* out = attn_out_.data() + h * c.head_dim;
+      std::fill(out, out + c.head_dim, 0.0f);
+      for (int t = 0; t <= pos; ++t) {
+        const float a = static_cast<float>(scores_[t] / sum);
+        const float* vt = vc + static_cast<size_t>(t) * kv_dim + kvh * c.head_dim;
+        for (int i = 0; i < c.head_dim; ++i) out[i] += a * vt[i];
+      }
+    }
+    matvec_.Apply(L.wo, attn_out_.data(), xb_.data());
+    for (int i = 0; i < c.dim; ++i) x_[i] += xb_[i];
+
+    RmsNorm(x_.data(), L.ffn_norm, xb_.data(), c.dim, c.rms_eps);
+    matvec_.Apply(L.w_gate, xb_.data(), h1_.data());
+    matvec_.Apply(L.w_up, xb_.data(), h3_.data());
+    for (int i = 0; i < c.hidden; ++i) {
+      const float g = h1_[i];
+      h1_[i] = g / (1.0f + std::exp(-g)) * h3_[i];  // SiLU gate
+    }
+    matvec_.Apply(L.w_down, h1_.data(), xb_.data());
+    for (int i = 0; i < c.dim; ++i) x_[i] += xb_[i];
+  }
+  RmsNorm(x_.data(), model_.output_norm(), xb_.data(), c.dim, c.rms_eps);
+  matvec_.Apply(model_.output(), xb_.data(), logits_.data());
+  return logits_.data();
+}
+
+}  // namespace evald::kernels

@@ -1,0 +1,66 @@
+// The `llama` architecture (Llama 2/3, Mistral, CodeLlama, DeepSeek-Coder layouts) over a GGUF
+// checkpoint: configuration and weights validated at load, then a decoder with a KV cache that
+// computes next-token logits one position at a time. The model code calls kernels only through
+// MatVec and the small ops below, so other kernel paths can replace them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "evald/common/status.h"
+#include "kernels/gguf/gguf_file.h"
+#include "kernels/ops/matvec.h"
+
+namespace evald::kernels {
+
+struct LlamaConfig {
+  std::string architecture;
+  int dim = 0, n_layers = 0, n_heads = 0, n_kv_heads = 0, hidden = 0, vocab = 0, context = 0;
+  int head_dim = 0, rope_dims = 0;
+  float rms_eps = 1e-5f, rope_base = 10000.0f;
+};
+
+struct LlamaLayer {
+  const float* attn_norm = nullptr;
+  const float* ffn_norm = nullptr;
+  WeightMatrix wq, wk, wv, wo, w_gate, w_up, w_down;
+};
+
+class LlamaModel {
+ public:
+  static StatusOr<std::unique_ptr<LlamaModel>> Load(const std::string& path);
+  static StatusOr<std::unique_ptr<LlamaModel>> FromFile(std::unique_ptr<GgufFile> file);
+
+  const LlamaConfig& config() const { return config_; }
+  const GgufFile& file() const { return *file_; }
+  const std::vector<LlamaLayer>& layers() const { return layers_; }
+  const WeightMatrix& token_embedding() const { return token_embd_; }
+  const WeightMatrix& output() const { return output_; }
+  const float* output_norm() const { return output_norm_; }
+
+ private:
+  std::unique_ptr<GgufFile> file_;
+  LlamaConfig config_;
+  std::vector<LlamaLayer> layers_;
+  WeightMatrix token_embd_, output_;
+  const float* output_norm_ = nullptr;
+};
+
+// One sequence's decoding state: KV cache and scratch buffers.
+class LlamaSession {
+ public:
+  LlamaSession(const LlamaModel& model, int max_positions, Isa isa);
+  // Runs token at position pos (positions go 0, 1, 2, ...); returns the logits.
+  StatusOr<const float*> Forward(int token, int pos);
+  int max_positions() const { return max_positions_; }
+
+ private:
+  const LlamaModel& model_;
+  int max_positions_;
+  MatVec matvec_;
+  std::vector<float> x_, xb_, q_, k_, v_, att_, attn_out_, h1_, h3_, logits_, scores_;
+  std::vector<float> key_cache_, value_cache_;  // [layer][pos][kv_dim]
+};
+
+}  // namespace evald::kernels

@@ -1,0 +1,25 @@
+// Dot products between a weight row and the activations, per weight type. Quantized weights
+// meet activations quantized to Q8_0 (W8A8 for Q8_0 weights, W4A8 for Q4_0) and are summed in
+// integers per 32-block, as ggml does. Each has a portable scalar version, which is the test
+// oracle, and an AVX2 version chosen at run time when the CPU has it.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/quant/blocks.h"
+
+namespace evald::kernels {
+
+enum class Isa { kScalar, kAvx2 };
+
+// The best path this CPU supports (EVALD_FORCE_SCALAR=1 in the environment forces the oracle).
+Isa DetectIsa();
+const char* IsaName(Isa isa);
+
+float DotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n, Isa isa);
+float DotQ4_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n, Isa isa);
+float DotF32(const float* w, const float* x, int64_t n);
+float DotF16(const uint16_t* w, const float* x, int64_t n);
+float DotBF16(const uint16_t* w, const float* x, int64_t n);
+
+}  // namespace evald::kernels

@@ -1,0 +1,34 @@
+// y = W x for one weight matrix stored in any supported type. Quantized weights: x is
+// quantized once to Q8_0 blocks, then each row is an integer-block dot product.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/gguf/ggml_types.h"
+#include "kernels/ops/dot.h"
+#include "kernels/quant/blocks.h"
+
+namespace evald::kernels {
+
+struct WeightMatrix {
+  GgmlType type = GgmlType::kF32;
+  const uint8_t* data = nullptr;
+  int64_t rows = 0;  // output size
+  int64_t cols = 0;  // input size (ggml ne[0])
+  uint64_t row_bytes = 0;
+};
+
+class MatVec {
+ public:
+  explicit MatVec(Isa isa) : isa_(isa) {}
+  // y[r] for r in [0, rows).
+  void Apply(const WeightMatrix& w, const float* x, float* y);
+  Isa isa() const { return isa_; }
+
+ private:
+  Isa isa_;
+  std::vector<BlockQ8_0> xq_;
+};
+
+}  // namespace evald::kernels

@@ -1,0 +1,50 @@
+// SentencePiece-style tokenizer over a GGUF vocabulary (tokenizer.ggml.model = "llama"):
+// whitespace escaped to U+2581 with a leading space, UTF-8 characters merged pairwise by the
+// vocabulary's scores (highest first, leftmost on ties), byte fallback (<0xXX>) for characters
+// the vocabulary lacks - the procedure llama.cpp applies to these models.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "evald/common/status.h"
+#include "kernels/gguf/gguf_file.h"
+
+namespace evald::kernels {
+
+enum class TokenType {
+  kNormal = 1,
+  kUnknown = 2,
+  kControl = 3,
+  kUserDefined = 4,
+  kUnused = 5,
+  kByte = 6
+};
+
+class SpmTokenizer {
+ public:
+  static StatusOr<SpmTokenizer> FromGguf(const GgufFile& file);
+
+  std::vector<int> Encode(std::string_view text, bool add_bos) const;
+  // The text of one token (byte tokens give their byte; control tokens give nothing).
+  std::string Piece(int token) const;
+  std::string Decode(const std::vector<int>& tokens) const;
+
+  int bos() const { return bos_; }
+  int eos() const { return eos_; }
+  bool add_bos() const { return add_bos_; }
+  int vocab_size() const { return static_cast<int>(tokens_.size()); }
+
+ private:
+  std::vector<std::string> tokens_;
+  std::vector<float> scores_;
+  std::vector<TokenType> types_;
+  std::map<std::string, int, std::less<>> index_;
+  int byte_tokens_[256];
+  int bos_ = 1, eos_ = 2, unk_ = 0;
+  bool add_bos_ = true, add_space_prefix_ = true;
+};
+
+}  // namespace evald::kernels

@@ -1,0 +1,307 @@
+// The decoding core: half conversions, ggml block formats, SIMD paths against the scalar oracle,
+// the GGUF reader against hostile files, the quantizer against llama.cpp's own files, the
+// tokenizer against Llama-2 ids, and greedy decoding of stories260K against the known text.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "evald/common/file_io.h"
+#include "evald/common/hash.h"
+#include "kernels/generate/generator.h"
+#include "kernels/gguf/gguf_writer.h"
+#include "kernels/ops/dot.h"
+#include "kernels/quant/fp16.h"
+#include "test_support.h"
+
+namespace evald::kernels {
+namespace {
+
+std::string Models() {
+  return std::string(EVALD_SHARED_DIR) + "/models";
+}
+bool HaveModels() {
+  return IsRegularFile(Models() + "/stories260K-f32.gguf");
+}
+
+const char* kKnownText =
+    ", there was a little girl named Lily. She loved to play outside in the park. One day, she saw "
+    "a big, red ball. She wanted to play with it, but it was too high.";
+
+TEST(Fp16, ExhaustiveRoundTripAndKnownValues) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    float f = Fp16ToFp32(static_cast<uint16_t>(h));
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(Fp32ToFp16(f), h) << std::hex << h;
+  }
+  EXPECT_EQ(Fp32ToFp16(1.0f), 0x3C00);
+  EXPECT_EQ(Fp32ToFp16(65504.0f), 0x7BFF);
+  EXPECT_EQ(Fp32ToFp16(1e6f), 0x7C00);                   // overflow to infinity
+  EXPECT_EQ(Fp32ToFp16(1.0f + 1.0f / 2048), 0x3C00);     // halfway: to even
+  EXPECT_EQ(Fp32ToFp16(1.0f + 3.0f / 2048), 0x3C02);     // halfway: to even (up)
+  EXPECT_EQ(Fp32ToFp16(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
+  EXPECT_EQ(Fp32ToFp16(std::ldexp(1.0f, -26)), 0x0000);
+  EXPECT_FLOAT_EQ(Bf16ToFp32(0x3F80), 1.0f);
+}
+
+TEST(Blocks, Q8_0AndQ4_0ReferenceQuantizers) {
+  float x[32];
+  for (int j = 0; j < 32; ++j) x[j] = (j - 16) * 0.25f;  // amax 4.0 at j = 0
+  BlockQ8_0 q8;
+  QuantizeRowQ8_0(x, &q8, 32);
+  EXPECT_EQ(q8.d, Fp32ToFp16(4.0f / 127));
+  EXPECT_EQ(q8.qs[0], -127);
+  EXPECT_EQ(q8.qs[16], 0);
+  EXPECT_EQ(q8.qs[17], static_cast<int8_t>(std::roundf(0.25f * 127 / 4.0f)));  // 7.9375 -> 8
+  float back[32];
+  ASSERT_TRUE(DequantizeRow(GgmlType::kQ8_0, &q8, back, 32).ok());
+  for (int j = 0; j < 32; ++j) EXPECT_NEAR(back[j], x[j], 4.0f / 127);
+  BlockQ4_0 q4;
+  QuantizeRowQ4_0(x, &q4, 32);
+  EXPECT_EQ(q4.d, Fp32ToFp16(-4.0f / -8.0f));  // the signed maximum -4 maps to -8
+  EXPECT_EQ(q4.qs[0] & 0x0F, 0);               // -4 / 0.5 + 8 = 0
+  ASSERT_TRUE(DequantizeRow(GgmlType::kQ4_0, &q4, back, 32).ok());
+  for (int j = 0; j < 32; ++j) EXPECT_NEAR(back[j], x[j], 0.5f);
+  EXPECT_FALSE(DequantizeRow(GgmlType::kQ6_K, &q4, back, 256).ok());
+}
+
+TEST(Dot, SimdPathsEqualTheScalarOracle) {
+  if (DetectIsa() != Isa::kAvx2) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist(0, 1);
+  const int n = 4096;
+  std::vector<float> w(n), x(n);
+  for (int trial = 0; trial < 20; ++trial) {
+    for (auto& v : w) v = dist(rng) * (trial + 1);
+    for (auto& v : x) v = dist(rng);
+    std::vector<BlockQ8_0> w8(n / 32), x8(n / 32);
+    std::vector<BlockQ4_0> w4(n / 32);
+    QuantizeRowQ8_0(w.data(), w8.data(), n);
+    QuantizeRowQ4_0(w.data(), w4.data(), n);
+    QuantizeRowQ8_0(x.data(), x8.data(), n);
+    float s8 = DotQ8_0(w8.data(), x8.data(), n, Isa::kScalar),
+          v8 = DotQ8_0(w8.data(), x8.data(), n, Isa::kAvx2);
+    float s4 = DotQ4_0(w4.data(), x8.data(), n, Isa::kScalar),
+          v4 = DotQ4_0(w4.data(), x8.data(), n, Isa::kAvx2);
+    // Integer block sums are exact; only the float accumulation order differs.
+    EXPECT_NEAR(v8, s8, 1e-5f * std::fabs(s8) + 1e-3f);
+    EXPECT_NEAR(v4, s4, 1e-5f * std::fabs(s4) + 1e-3f);
+  }
+}
+
+TEST(Gguf, ReadsTheSharedModelsAndRejectsDamagedCopies) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  auto f = GgufFile::Open(Models() + "/stories260K-q8_0.gguf");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ((*f)->version(), 3u);
+  EXPECT_EQ((*f)->GetString("general.architecture"), "llama");
+  EXPECT_EQ((*f)->FindTensor("token_embd.weight")->type, GgmlType::kQ8_0);
+  auto bytes = ReadFileBounded(Models() + "/stories260K-q8_0.gguf");
+  ASSERT_TRUE(bytes.ok());
+  // Every truncation point in the header and metadata, and a spread of later ones.
+  std::mt19937 rng(3);
+  std::vector<size_t> cuts;
+  for (size_t i = 0; i < 6000 && i < bytes->size(); i += 7) cuts.push_back(i);
+  for (int i = 0; i < 100; ++i) cuts.push_back(rng() % bytes->size());
+  for (size_t cut : cuts) {
+    auto t = GgufFile::FromBytes(bytes->substr(0, cut));
+    EXPECT_FALSE(t.ok()) << "accepted a copy cut at " << cut;
+  }
+  // Random corruption: parsed or rejected, never a crash (the sanitizer build checks reads).
+  for (int i = 0; i < 300; ++i) {
+    std::string copy = bytes->substr(0, 8192);
+    for (int k = 0; k < 4; ++k) copy[rng() % copy.size()] = static_cast<char>(rng());
+    (void)GgufFile::FromBytes(copy);
+  }
+}
+
+TEST(Gguf, HostileHeaders) {
+  auto header = [](uint32_t version, uint64_t tensors, uint64_t kv) {
+    std::string s("GGUF", 4);
+    s.append(reinterpret_cast<const char*>(&version), 4);
+    s.append(reinterpret_cast<const char*>(&tensors), 8);
+    s.append(reinterpret_cast<const char*>(&kv), 8);
+    return s;
+  };
+  EXPECT_FALSE(GgufFile::FromBytes("").ok());
+  EXPECT_FALSE(GgufFile::FromBytes("GGML....").ok());
+  EXPECT_FALSE(GgufFile::FromBytes(header(9, 0, 0)).ok());
+  EXPECT_TRUE(GgufFile::FromBytes(header(3, 0, 0)).ok());
+  EXPECT_FALSE(GgufFile::FromBytes(header(3, 1ull << 60, 0)).ok());
+  EXPECT_FALSE(GgufFile::FromBytes(header(3, 0, 1ull << 62)).ok());
+  // A string whose length runs past the end; an array claiming 2^40 elements.
+  std::string s = header(3, 0, 1);
+  uint64_t klen = 3, vlen = 1ull << 40;
+  uint32_t t_string = 8, t_array = 9, t_u8 = 0;
+  std::string k = s;
+  k.append(reinterpret_cast<const char*>(&klen), 8)
+      .append("key")
+      .append(reinterpret_cast<const char*>(&t_string), 4);
+  k.append(reinterpret_cast<const char*>(&vlen), 8);
+  EXPECT_FALSE(GgufFile::FromBytes(k).ok());
+  std::string a = s;
+  a.append(reinterpret_cast<const char*>(&klen), 8)
+      .append("arr")
+      .append(reinterpret_cast<const char*>(&t_array), 4);
+  a.append(reinterpret_cast<const char*>(&t_u8), 4).append(reinterpret_cast<const char*>(&vlen), 8);
+  EXPECT_FALSE(GgufFile::FromBytes(a).ok());
+}
+
+TEST(Gguf, WriterRoundTripAndTensorBounds) {
+  GgufWriter w;
+  GgufValue arch;
+  arch.type = GgufType::kString;
+  arch.s = "llama";
+  w.SetMetadata("general.architecture", arch);
+  std::string data(64 * 4, '\0');
+  w.AddTensor("t", GgmlType::kF32, {64}, data);
+  std::string path = "/tmp/evald-gguf-" + RandomHex(4) + ".gguf";
+  ASSERT_TRUE(w.Write(path).ok());
+  auto f = GgufFile::Open(path);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ((*f)->FindTensor("t")->bytes, 256u);
+  auto bytes = ReadFileBounded(path);
+  std::filesystem::remove(path);
+  // Chop the tensor data: the tensor now lies outside the file.
+  EXPECT_FALSE(GgufFile::FromBytes(bytes->substr(0, bytes->size() - 100)).ok());
+}
+
+TEST(Quantize, BitIdenticalToLlamaCppFiles) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  for (auto [type, name] :
+       {std::pair{GgmlType::kQ8_0, "q8_0"}, std::pair{GgmlType::kQ4_0, "q4_0"}}) {
+    std::string out = "/tmp/evald-quant-" + RandomHex(4) + ".gguf";
+    auto n = QuantizeModel(Models() + "/stories260K-f32.gguf", out, type);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(*n, 31);  // every 2-D weight but ffn_down (172 columns), the embedding included
+    auto mine = GgufFile::Open(out);
+    auto ref = GgufFile::Open(Models() + "/stories260K-" + name + ".gguf");
+    ASSERT_TRUE(mine.ok() && ref.ok());
+    ASSERT_EQ((*mine)->tensors().size(), (*ref)->tensors().size());
+    for (const auto& t : (*mine)->tensors()) {
+      const GgufTensor* r = (*ref)->FindTensor(t.name);
+      ASSERT_NE(r, nullptr) << t.name;
+      EXPECT_EQ(t.type, r->type) << t.name;
+      ASSERT_EQ(t.bytes, r->bytes) << t.name;
+      EXPECT_EQ(std::memcmp(t.data, r->data, t.bytes), 0) << name << " " << t.name << " differs";
+    }
+    std::filesystem::remove(out);
+  }
+}
+
+TEST(Tokenizer, Llama2Ids) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  auto f = GgufFile::Open(Models() + "/llama-2-tiny-random.gguf");
+  ASSERT_TRUE(f.ok());
+  auto t = SpmTokenizer::FromGguf(**f);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->Encode("Hello world", true), (std::vector<int>{1, 15043, 3186}));
+  // Digits are single tokens after a bare U+2581; unknown characters fall back to bytes.
+  EXPECT_EQ(t->Encode("12345", false),
+            (std::vector<int>{29871, 29896, 29906, 29941, 29946, 29945}));
+  auto emoji = t->Encode("\xf0\x9f\x99\x82", false);
+  EXPECT_EQ(emoji, (std::vector<int>{29871, 243, 162, 156, 133}));
+  for (const char* s :
+       {"module TopModule(input clk, output reg [7:0] q);", "  x\n\ty  z",
+        "h\xc3\xa9llo \xe6\x97\xa5\xe6\x9c\xac", "always @(posedge clk) q <= q + 1'b1;"}) {
+    EXPECT_EQ(t->Decode(t->Encode(s, true)), std::string(" ") + s) << s;
+  }
+}
+
+class Stories : public ::testing::TestWithParam<std::tuple<std::string, Isa>> {};
+
+TEST_P(Stories, GreedyDecodingReproducesTheKnownText) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  auto [file, isa] = GetParam();
+  if (isa == Isa::kAvx2 && DetectIsa() != Isa::kAvx2) GTEST_SKIP() << "no AVX2";
+  auto model = LlamaModel::Load(Models() + "/stories260K-" + file + ".gguf");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  auto tok = SpmTokenizer::FromGguf((*model)->file());
+  ASSERT_TRUE(tok.ok());
+  EXPECT_EQ(tok->Encode("Once upon a time", true), (std::vector<int>{1, 403, 407, 261, 378}));
+  GenerateOptions o;
+  o.max_tokens = 64;
+  auto out = Generate(**model, *tok, "Once upon a time", o, isa);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const std::string& text = (*out)[0].text;
+  if (file == "q4_0") {
+    // 4-bit weights diverge after about 15 tokens (as in llama.cpp); the start still agrees.
+    EXPECT_EQ(text.substr(0, 40), std::string(kKnownText).substr(0, 40)) << text;
+  } else {
+    EXPECT_EQ(text.substr(0, std::strlen(kKnownText)), kKnownText) << text;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, Stories,
+                         ::testing::Combine(::testing::Values("f32", "q8_0", "q4_0"),
+                                            ::testing::Values(Isa::kScalar, Isa::kAvx2)));
+
+TEST(Sampling, SeededSamplesAreReproducibleWhateverIsGeneratedWithThem) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  auto model = LlamaModel::Load(Models() + "/stories260K-q8_0.gguf");
+  ASSERT_TRUE(model.ok());
+  auto tok = SpmTokenizer::FromGguf((*model)->file());
+  ASSERT_TRUE(tok.ok());
+  GenerateOptions o;
+  o.max_tokens = 30;
+  o.n = 3;
+  o.seed = 100;
+  o.sampling = {0.9f, 40, 0.95f, 0.05f};
+  auto three = Generate(**model, *tok, "Once upon a time", o, DetectIsa());
+  ASSERT_TRUE(three.ok());
+  o.n = 1;
+  o.seed = 102;
+  auto alone = Generate(**model, *tok, "Once upon a time", o, DetectIsa());
+  ASSERT_TRUE(alone.ok());
+  EXPECT_EQ((*three)[2].tokens, (*alone)[0].tokens);
+  EXPECT_NE((*three)[0].tokens, (*three)[1].tokens);  // different seeds, different samples
+  // top_k = 1 is greedy.
+  o.sampling = {1.0f, 1, 1.0f, 0.0f};
+  auto k1 = Generate(**model, *tok, "Once upon a time", o, DetectIsa());
+  ASSERT_TRUE(k1.ok());
+  EXPECT_EQ((*k1)[0].text.substr(0, 30), std::string(kKnownText).substr(0, 30));
+  // Stop strings cut the text and end the sample.
+  GenerateOptions s;
+  s.max_tokens = 40;
+  s.stop = {"Lily"};
+  auto stopped = Generate(**model, *tok, "Once upon a time", s, DetectIsa());
+  ASSERT_TRUE(stopped.ok());
+  EXPECT_EQ((*stopped)[0].text, ", there was a little girl named ");
+  EXPECT_EQ((*stopped)[0].finish_reason, "stop");
+}
+
+TEST(Model, ClearErrorsForUnusableFiles) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  EXPECT_FALSE(LlamaModel::Load("/nonexistent.gguf").ok());
+  // The tokenizer test file has the llama layout but only one layer of dim 8: it loads.
+  auto tiny = LlamaModel::Load(Models() + "/llama-2-tiny-random.gguf");
+  EXPECT_TRUE(tiny.ok()) << tiny.status().ToString();
+  // A file without the weights is refused with the missing tensor's name.
+  GgufWriter w;
+  GgufValue v;
+  v.type = GgufType::kString;
+  v.s = "llama";
+  w.SetMetadata("general.architecture", v);
+  GgufValue one;
+  one.type = GgufType::kUint32;
+  one.u = 8;
+  for (const char* key : {"llama.embedding_length", "llama.block_count",
+                          "llama.feed_forward_length", "llama.context_length"})
+    w.SetMetadata(key, one);
+  GgufValue heads = one;
+  heads.u = 2;
+  w.SetMetadata("llama.attention.head_count", heads);
+  w.AddTensor("token_embd.weight", GgmlType::kF32, {8, 4}, std::string(8 * 4 * 4, '\0'));
+  std::string path = "/tmp/evald-model-" + RandomHex(4) + ".gguf";
+  ASSERT_TRUE(w.Write(path).ok());
+  auto broken = LlamaModel::Load(path);
+  std::filesystem::remove(path);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.status().message().find("output_norm.weight"), std::string::npos)
+      << broken.status().ToString();
+}
+
+}  // namespace
+}  // namespace evald::kernels
