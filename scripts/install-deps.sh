@@ -12,12 +12,29 @@ PACKAGES=(
   chromium wrk
 )
 
+# llama.cpp as the reference for the decoding core's tests: the npm package node-llama-cpp with
+# only its x86-64 CPU binaries (83 MB instead of 730 MB with every GPU variant), in .cache/.
+install_llama_cpp_reference() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/.cache/node-llama-cpp"
+  if [ -d "$dir/node_modules/node-llama-cpp" ]; then return 0; fi
+  if ! command -v npm >/dev/null; then
+    echo "install-deps: npm not found; the llama.cpp comparison tests will be skipped"
+    return 0
+  fi
+  mkdir -p "$dir"
+  (cd "$dir" && npm i -E --omit=optional --no-audit --no-fund --loglevel=error \
+      node-llama-cpp@3.21.1 @node-llama-cpp/linux-x64@3.21.1) ||
+    echo "install-deps: could not install node-llama-cpp; the llama.cpp comparison tests will be skipped"
+}
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"
+  install_llama_cpp_reference
   exit 0
 fi
 echo "install-deps: installing ${missing[*]}"
@@ -26,3 +43,4 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+install_llama_cpp_reference

@@ -17,46 +17,59 @@ StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const SpmTok
                                    std::to_string(context));
   const int max_positions =
       std::min<int>(context, static_cast<int>(prompt_tokens.size()) + options.max_tokens);
-  std::vector<Completion> out;
-  for (int s = 0; s < options.n; ++s) {
-    LlamaSession session(model, max_positions, isa);
-    Sampler sampler(options.sampling, options.seed + static_cast<uint64_t>(s));
-    Completion c;
-    c.prompt_tokens = static_cast<int>(prompt_tokens.size());
-    const float* logits = nullptr;
-    for (size_t i = 0; i < prompt_tokens.size(); ++i) {
-      auto l = session.Forward(prompt_tokens[i], static_cast<int>(i));
-      if (!l.ok()) return l.status();
-      logits = *l;
-    }
-    c.finish_reason = "length";
-    int pos = static_cast<int>(prompt_tokens.size());
-    while (static_cast<int>(c.tokens.size()) < options.max_tokens && pos < max_positions) {
-      int next = sampler.Sample(logits, model.config().vocab);
-      if (next == tokenizer.eos()) {
+  const int n = options.n, vocab = model.config().vocab;
+  // One prefill on sequence 0, shared by all n samples; then the n samples decode together.
+  LlamaSession session(model, max_positions, isa, n);
+  const float* logits = nullptr;
+  for (size_t i = 0; i < prompt_tokens.size(); ++i) {
+    auto l = session.Forward(prompt_tokens[i], static_cast<int>(i));
+    if (!l.ok()) return l.status();
+    logits = *l;
+  }
+  session.ShareFirstSequence(static_cast<int>(prompt_tokens.size()));
+  std::vector<float> prompt_logits(logits, logits + vocab);
+
+  std::vector<Completion> out(static_cast<size_t>(n));
+  std::vector<Sampler> samplers;
+  std::vector<int> next(static_cast<size_t>(n)), feed(static_cast<size_t>(n));
+  std::vector<bool> done(static_cast<size_t>(n), false);
+  for (int s = 0; s < n; ++s) {
+    samplers.emplace_back(options.sampling, options.seed + static_cast<uint64_t>(s));
+    out[s].prompt_tokens = static_cast<int>(prompt_tokens.size());
+    out[s].finish_reason = "length";
+    next[s] = samplers[s].Sample(prompt_logits.data(), vocab);
+  }
+  int pos = static_cast<int>(prompt_tokens.size());
+  for (int step = 0; step < options.max_tokens && pos < max_positions; ++step) {
+    bool any = false;
+    for (int s = 0; s < n; ++s) {
+      if (done[s]) continue;
+      Completion& c = out[s];
+      if (next[s] == tokenizer.eos()) {
         c.finish_reason = "stop";
-        break;
+        done[s] = true;
+        continue;
       }
-      c.tokens.push_back(next);
-      c.text += tokenizer.Piece(next);
-      bool stopped = false;
+      c.tokens.push_back(next[s]);
+      c.text += tokenizer.Piece(next[s]);
       for (const auto& stop : options.stop) {
         size_t at = stop.empty() ? std::string::npos : c.text.find(stop);
         if (at != std::string::npos) {
           c.text.resize(at);
-          stopped = true;
+          c.finish_reason = "stop";
+          done[s] = true;
         }
       }
-      if (stopped) {
-        c.finish_reason = "stop";
-        break;
-      }
-      if (pos + 1 >= max_positions) break;
-      auto l = session.Forward(next, pos++);
-      if (!l.ok()) return l.status();
-      logits = *l;
+      if (static_cast<int>(c.tokens.size()) >= options.max_tokens) done[s] = true;
+      any = any || !done[s];
     }
-    out.push_back(std::move(c));
+    if (!any || pos + 1 >= max_positions) break;
+    // Finished sequences ride along with a harmless token; their results are not read.
+    for (int s = 0; s < n; ++s) feed[s] = done[s] ? prompt_tokens[0] : next[s];
+    auto l = session.ForwardBatch(feed.data(), pos++);
+    if (!l.ok()) return l.status();
+    for (int s = 0; s < n; ++s)
+      if (!done[s]) next[s] = samplers[s].Sample(*l + static_cast<size_t>(s) * vocab, vocab);
   }
   return out;
 }

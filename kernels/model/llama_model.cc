@@ -1,5 +1,6 @@
 #include "kernels/model/llama_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/quant/blocks.h"
@@ -157,87 +158,121 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
   return m;
 }
 
-LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa)
-    : model_(model), max_positions_(max_positions), matvec_(isa) {
+LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, int batch)
+    : model_(model), max_positions_(max_positions), batch_(std::max(1, batch)), matvec_(isa) {
   const LlamaConfig& c = model.config();
-  const size_t kv_dim = static_cast<size_t>(c.n_kv_heads * c.head_dim);
-  x_.resize(c.dim);
-  xb_.resize(c.dim);
-  q_.resize(c.dim);
-  k_.resize(kv_dim);
-  v_.resize(kv_dim);
-  attn_out_.resize(c.dim);
-  h1_.resize(c.hidden);
-  h3_.resize(c.hidden);
-  logits_.resize(c.vocab);
+  const size_t kv_dim = static_cast<size_t>(c.n_kv_heads * c.head_dim),
+               b = static_cast<size_t>(batch_);
+  x_.resize(b * c.dim);
+  xb_.resize(b * c.dim);
+  q_.resize(b * c.dim);
+  k_.resize(b * kv_dim);
+  v_.resize(b * kv_dim);
+  attn_out_.resize(b * c.dim);
+  h1_.resize(b * c.hidden);
+  h3_.resize(b * c.hidden);
+  logits_.resize(b * c.vocab);
   scores_.resize(static_cast<size_t>(max_positions));
-  key_cache_.resize(static_cast<size_t>(c.n_layers) * max_positions * kv_dim);
+  key_cache_.resize(static_cast<size_t>(c.n_layers) * b * max_positions * kv_dim);
   value_cache_.resize(key_cache_.size());
 }
 
 StatusOr<const float*> LlamaSession::Forward(int token, int pos) {
+  return Run(&token, 1, pos);
+}
+
+StatusOr<const float*> LlamaSession::ForwardBatch(const int* tokens, int pos) {
+  return Run(tokens, batch_, pos);
+}
+
+void LlamaSession::ShareFirstSequence(int positions) {
   const LlamaConfig& c = model_.config();
-  if (token < 0 || token >= c.vocab) return Status::InvalidArgument("token id out of range");
+  const size_t kv_dim = static_cast<size_t>(c.n_kv_heads * c.head_dim);
+  const size_t seq_stride = static_cast<size_t>(max_positions_) * kv_dim;
+  const size_t n = static_cast<size_t>(std::min(positions, max_positions_)) * kv_dim;
+  for (int l = 0; l < c.n_layers; ++l) {
+    const size_t layer = static_cast<size_t>(l) * batch_ * seq_stride;
+    for (int s = 1; s < batch_; ++s) {
+      std::copy_n(key_cache_.begin() + layer, n, key_cache_.begin() + layer + s * seq_stride);
+      std::copy_n(value_cache_.begin() + layer, n, value_cache_.begin() + layer + s * seq_stride);
+    }
+  }
+}
+
+StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) {
+  const LlamaConfig& c = model_.config();
   if (pos < 0 || pos >= max_positions_)
     return Status::InvalidArgument("position beyond the session's context");
   const int kv_dim = c.n_kv_heads * c.head_dim, group = c.n_heads / c.n_kv_heads;
+  const size_t seq_stride = static_cast<size_t>(max_positions_) * kv_dim;
   const WeightMatrix& emb = model_.token_embedding();
-  EVALD_RETURN_IF_ERROR(DequantizeRow(
-      emb.type, emb.data + static_cast<uint64_t>(token) * emb.row_bytes, x_.data(), c.dim));
+  for (int s = 0; s < count; ++s) {
+    if (tokens[s] < 0 || tokens[s] >= c.vocab)
+      return Status::InvalidArgument("token id out of range");
+    EVALD_RETURN_IF_ERROR(DequantizeRow(emb.type,
+                                        emb.data + static_cast<uint64_t>(tokens[s]) * emb.row_bytes,
+                                        x_.data() + s * c.dim, c.dim));
+  }
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LlamaLayer& L = model_.layers()[static_cast<size_t>(l)];
-    RmsNorm(x_.data(), L.attn_norm, xb_.data(), c.dim, c.rms_eps);
-    matvec_.Apply(L.wq, xb_.data(), q_.data());
-    matvec_.Apply(L.wk, xb_.data(), k_.data());
-    matvec_.Apply(L.wv, xb_.data(), v_.data());
-    Rope(q_.data(), c.n_heads, c.head_dim, c.rope_dims, pos, c.rope_base);
-    Rope(k_.data(), c.n_kv_heads, c.head_dim, c.rope_dims, pos, c.rope_base);
-    float* kc = key_cache_.data() + (static_cast<size_t>(l) * max_positions_) * kv_dim;
-    float* vc = value_cache_.data() + (static_cast<size_t>(l) * max_positions_) * kv_dim;
-    std::copy(k_.begin(), k_.end(), kc + static_cast<size_t>(pos) * kv_dim);
-    std::copy(v_.begin(), v_.end(), vc + static_cast<size_t>(pos) * kv_dim);
-
+    for (int s = 0; s < count; ++s)
+      RmsNorm(&x_[s * c.dim], L.attn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
+    matvec_.ApplyBatch(L.wq, xb_.data(), count, q_.data());
+    matvec_.ApplyBatch(L.wk, xb_.data(), count, k_.data());
+    matvec_.ApplyBatch(L.wv, xb_.data(), count, v_.data());
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-    for (int h = 0; h < c.n_heads; ++h) {
-      const float* qh = q_.data() + h * c.head_dim;
-      const int kvh = h / group;
-      float max = -INFINITY;
-      for (int t = 0; t <= pos; ++t) {
-        const float* kt = kc + static_cast<size_t>(t) * kv_dim + kvh * c.head_dim;
-        float s = 0;
-        for (int i = 0; i < c.head_dim; ++i) s += qh[i] * kt[i];
-        scores_[t] = s * scale;
-        max = std::max(max, scores_[t]);
-      }
-      double sum = 0;
-      for (int t = 0; t <= pos; ++t) {
-        scores_[t] = std::exp(scores_[t] - max);
-        sum += scores_[t];
-      }
-      float* out = attn_out_.data() + h * c.head_dim;
-      std::fill(out, out + c.head_dim, 0.0f);
-      for (int t = 0; t <= pos; ++t) {
-        const float a = static_cast<float>(scores_[t] / sum);
-        const float* vt = vc + static_cast<size_t>(t) * kv_dim + kvh * c.head_dim;
-        for (int i = 0; i < c.head_dim; ++i) out[i] += a * vt[i];
+    for (int s = 0; s < count; ++s) {
+      float* q = &q_[s * c.dim];
+      float* k = &k_[s * kv_dim];
+      Rope(q, c.n_heads, c.head_dim, c.rope_dims, pos, c.rope_base);
+      Rope(k, c.n_kv_heads, c.head_dim, c.rope_dims, pos, c.rope_base);
+      float* kc = key_cache_.data() + (static_cast<size_t>(l) * batch_ + s) * seq_stride;
+      float* vc = value_cache_.data() + (static_cast<size_t>(l) * batch_ + s) * seq_stride;
+      std::copy_n(k, kv_dim, kc + static_cast<size_t>(pos) * kv_dim);
+      std::copy_n(&v_[s * kv_dim], kv_dim, vc + static_cast<size_t>(pos) * kv_dim);
+      for (int h = 0; h < c.n_heads; ++h) {
+        const float* qh = q + h * c.head_dim;
+        const int kvh = h / group;
+        float max = -INFINITY;
+        for (int t = 0; t <= pos; ++t) {
+          const float* kt = kc + static_cast<size_t>(t) * kv_dim + kvh * c.head_dim;
+          float dot = 0;
+          for (int i = 0; i < c.head_dim; ++i) dot += qh[i] * kt[i];
+          scores_[t] = dot * scale;
+          max = std::max(max, scores_[t]);
+        }
+        double sum = 0;
+        for (int t = 0; t <= pos; ++t) {
+          scores_[t] = std::exp(scores_[t] - max);
+          sum += scores_[t];
+        }
+        float* out = &attn_out_[s * c.dim + h * c.head_dim];
+        std::fill(out, out + c.head_dim, 0.0f);
+        for (int t = 0; t <= pos; ++t) {
+          const float a = static_cast<float>(scores_[t] / sum);
+          const float* vt = vc + static_cast<size_t>(t) * kv_dim + kvh * c.head_dim;
+          for (int i = 0; i < c.head_dim; ++i) out[i] += a * vt[i];
+        }
       }
     }
-    matvec_.Apply(L.wo, attn_out_.data(), xb_.data());
-    for (int i = 0; i < c.dim; ++i) x_[i] += xb_[i];
+    matvec_.ApplyBatch(L.wo, attn_out_.data(), count, xb_.data());
+    for (int i = 0; i < count * c.dim; ++i) x_[i] += xb_[i];
 
-    RmsNorm(x_.data(), L.ffn_norm, xb_.data(), c.dim, c.rms_eps);
-    matvec_.Apply(L.w_gate, xb_.data(), h1_.data());
-    matvec_.Apply(L.w_up, xb_.data(), h3_.data());
-    for (int i = 0; i < c.hidden; ++i) {
+    for (int s = 0; s < count; ++s)
+      RmsNorm(&x_[s * c.dim], L.ffn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
+    matvec_.ApplyBatch(L.w_gate, xb_.data(), count, h1_.data());
+    matvec_.ApplyBatch(L.w_up, xb_.data(), count, h3_.data());
+    for (int i = 0; i < count * c.hidden; ++i) {
       const float g = h1_[i];
       h1_[i] = g / (1.0f + std::exp(-g)) * h3_[i];  // SiLU gate
     }
-    matvec_.Apply(L.w_down, h1_.data(), xb_.data());
-    for (int i = 0; i < c.dim; ++i) x_[i] += xb_[i];
+    matvec_.ApplyBatch(L.w_down, h1_.data(), count, xb_.data());
+    for (int i = 0; i < count * c.dim; ++i) x_[i] += xb_[i];
   }
-  RmsNorm(x_.data(), model_.output_norm(), xb_.data(), c.dim, c.rms_eps);
-  matvec_.Apply(model_.output(), xb_.data(), logits_.data());
+  for (int s = 0; s < count; ++s)
+    RmsNorm(&x_[s * c.dim], model_.output_norm(), &xb_[s * c.dim], c.dim, c.rms_eps);
+  matvec_.ApplyBatch(model_.output(), xb_.data(), count, logits_.data());
   return logits_.data();
 }
 

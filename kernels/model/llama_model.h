@@ -47,20 +47,30 @@ class LlamaModel {
   const float* output_norm_ = nullptr;
 };
 
-// One sequence's decoding state: KV cache and scratch buffers.
+// Decoding state of `batch` sequences: KV caches and scratch buffers. Sequences advance in
+// lockstep (same position); each weight matrix is streamed once per step for all of them.
 class LlamaSession {
  public:
-  LlamaSession(const LlamaModel& model, int max_positions, Isa isa);
-  // Runs token at position pos (positions go 0, 1, 2, ...); returns the logits.
+  LlamaSession(const LlamaModel& model, int max_positions, Isa isa, int batch = 1);
+  // Runs `token` of sequence 0 at position pos (positions go 0, 1, 2, ...); its logits.
   StatusOr<const float*> Forward(int token, int pos);
+  // Runs tokens[s] of every sequence s at position pos; logits of sequence s at s * vocab.
+  StatusOr<const float*> ForwardBatch(const int* tokens, int pos);
+  // Copies sequence 0's cache for positions [0, positions) to every other sequence: a prompt
+  // prefilled once serves all samples.
+  void ShareFirstSequence(int positions);
   int max_positions() const { return max_positions_; }
+  int batch() const { return batch_; }
 
  private:
+  StatusOr<const float*> Run(const int* tokens, int count, int pos);
+
   const LlamaModel& model_;
   int max_positions_;
+  int batch_;
   MatVec matvec_;
   std::vector<float> x_, xb_, q_, k_, v_, att_, attn_out_, h1_, h3_, logits_, scores_;
-  std::vector<float> key_cache_, value_cache_;  // [layer][pos][kv_dim]
+  std::vector<float> key_cache_, value_cache_;  // [layer][sequence][pos][kv_dim]
 };
 
 }  // namespace evald::kernels

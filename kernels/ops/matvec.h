@@ -24,6 +24,11 @@ class MatVec {
   explicit MatVec(Isa isa) : isa_(isa) {}
   // y[r] for r in [0, rows).
   void Apply(const WeightMatrix& w, const float* x, float* y);
+  // Y[b] = W X[b] for a batch of `batch` input vectors (stride cols) into outputs (stride rows).
+  // Each weight row is read once for the whole batch: this is what makes n samples cheaper
+  // than n single-sample passes when decoding is bound by memory bandwidth. Per vector the
+  // arithmetic is exactly that of Apply.
+  void ApplyBatch(const WeightMatrix& w, const float* x, int batch, float* y);
   Isa isa() const { return isa_; }
 
  private:
