@@ -13,7 +13,9 @@
 #include "kernels/generate/generator.h"
 #include "kernels/gguf/gguf_writer.h"
 #include "kernels/ops/dot.h"
+#include "kernels/ops/thread_pool.h"
 #include "kernels/quant/fp16.h"
+#include "kernels/quant/kquants.h"
 #include "test_support.h"
 
 namespace evald::kernels {
@@ -64,30 +66,36 @@ TEST(Blocks, Q8_0AndQ4_0ReferenceQuantizers) {
   EXPECT_EQ(q4.qs[0] & 0x0F, 0);               // -4 / 0.5 + 8 = 0
   ASSERT_TRUE(DequantizeRow(GgmlType::kQ4_0, &q4, back, 32).ok());
   for (int j = 0; j < 32; ++j) EXPECT_NEAR(back[j], x[j], 0.5f);
-  EXPECT_FALSE(DequantizeRow(GgmlType::kQ6_K, &q4, back, 256).ok());
+  EXPECT_FALSE(DequantizeRow(GgmlType::kQ5_K, &q4, back, 256).ok());
 }
 
 TEST(Dot, SimdPathsEqualTheScalarOracle) {
-  if (DetectIsa() != Isa::kAvx2) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::vector<Isa> paths;
+  for (Isa isa : {Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512Vnni})
+    if (IsaSupported(isa)) paths.push_back(isa);
+  if (paths.empty()) GTEST_SKIP() << "no SIMD path on this CPU";
   std::mt19937 rng(7);
   std::normal_distribution<float> dist(0, 1);
-  const int n = 4096;
-  std::vector<float> w(n), x(n);
-  for (int trial = 0; trial < 20; ++trial) {
-    for (auto& v : w) v = dist(rng) * (trial + 1);
-    for (auto& v : x) v = dist(rng);
-    std::vector<BlockQ8_0> w8(n / 32), x8(n / 32);
-    std::vector<BlockQ4_0> w4(n / 32);
-    QuantizeRowQ8_0(w.data(), w8.data(), n);
-    QuantizeRowQ4_0(w.data(), w4.data(), n);
-    QuantizeRowQ8_0(x.data(), x8.data(), n);
-    float s8 = DotQ8_0(w8.data(), x8.data(), n, Isa::kScalar),
-          v8 = DotQ8_0(w8.data(), x8.data(), n, Isa::kAvx2);
-    float s4 = DotQ4_0(w4.data(), x8.data(), n, Isa::kScalar),
-          v4 = DotQ4_0(w4.data(), x8.data(), n, Isa::kAvx2);
-    // Integer block sums are exact; only the float accumulation order differs.
-    EXPECT_NEAR(v8, s8, 1e-5f * std::fabs(s8) + 1e-3f);
-    EXPECT_NEAR(v4, s4, 1e-5f * std::fabs(s4) + 1e-3f);
+  for (Isa isa : paths) {
+    for (int n : {32, 96, 4096}) {  // odd block counts exercise the two-block kernels' tails
+      std::vector<float> w(n), x(n);
+      for (int trial = 0; trial < 20; ++trial) {
+        for (auto& v : w) v = dist(rng) * (trial + 1);
+        for (auto& v : x) v = dist(rng);
+        std::vector<BlockQ8_0> w8(n / 32), x8(n / 32);
+        std::vector<BlockQ4_0> w4(n / 32);
+        QuantizeRowQ8_0(w.data(), w8.data(), n);
+        QuantizeRowQ4_0(w.data(), w4.data(), n);
+        QuantizeRowQ8_0(x.data(), x8.data(), n);
+        float s8 = DotQ8_0(w8.data(), x8.data(), n, Isa::kScalar),
+              v8 = DotQ8_0(w8.data(), x8.data(), n, isa);
+        float s4 = DotQ4_0(w4.data(), x8.data(), n, Isa::kScalar),
+              v4 = DotQ4_0(w4.data(), x8.data(), n, isa);
+        // Integer block sums are exact; only the float accumulation order differs.
+        EXPECT_NEAR(v8, s8, 1e-5f * std::fabs(s8) + 1e-3f) << IsaName(isa) << " n=" << n;
+        EXPECT_NEAR(v4, s4, 1e-5f * std::fabs(s4) + 1e-3f) << IsaName(isa) << " n=" << n;
+      }
+    }
   }
 }
 
@@ -215,7 +223,7 @@ class Stories : public ::testing::TestWithParam<std::tuple<std::string, Isa>> {}
 TEST_P(Stories, GreedyDecodingReproducesTheKnownText) {
   if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
   auto [file, isa] = GetParam();
-  if (isa == Isa::kAvx2 && DetectIsa() != Isa::kAvx2) GTEST_SKIP() << "no AVX2";
+  if (!IsaSupported(isa)) GTEST_SKIP() << IsaName(isa) << " is not available on this CPU";
   auto model = LlamaModel::Load(Models() + "/stories260K-" + file + ".gguf");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   auto tok = SpmTokenizer::FromGguf((*model)->file());
@@ -236,7 +244,8 @@ TEST_P(Stories, GreedyDecodingReproducesTheKnownText) {
 
 INSTANTIATE_TEST_SUITE_P(Files, Stories,
                          ::testing::Combine(::testing::Values("f32", "q8_0", "q4_0"),
-                                            ::testing::Values(Isa::kScalar, Isa::kAvx2)));
+                                            ::testing::Values(Isa::kScalar, Isa::kAvx2,
+                                                              Isa::kAvxVnni, Isa::kAvx512Vnni)));
 
 TEST(Sampling, SeededSamplesAreReproducibleWhateverIsGeneratedWithThem) {
   if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
@@ -270,6 +279,17 @@ TEST(Sampling, SeededSamplesAreReproducibleWhateverIsGeneratedWithThem) {
   ASSERT_TRUE(stopped.ok());
   EXPECT_EQ((*stopped)[0].text, ", there was a little girl named ");
   EXPECT_EQ((*stopped)[0].finish_reason, "stop");
+  // Threads change nothing in the result.
+  GenerateOptions t;
+  t.max_tokens = 40;
+  t.n = 3;
+  t.seed = 9;
+  t.sampling = {0.8f, 0, 0.95f, 0.0f};
+  auto one_thread = Generate(**model, *tok, "Once upon a time", t, DetectIsa());
+  t.threads = 3;
+  auto three_threads = Generate(**model, *tok, "Once upon a time", t, DetectIsa());
+  ASSERT_TRUE(one_thread.ok() && three_threads.ok());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ((*one_thread)[i].tokens, (*three_threads)[i].tokens);
 }
 
 TEST(Model, ClearErrorsForUnusableFiles) {

@@ -55,7 +55,7 @@ double MeasureReadBandwidth() {
 void RegisterModelCommands(CLI::App& app, std::function<int()>* run) {
   struct GenFlags {
     std::string model, prompt;
-    int n = 1, max_tokens = 256, top_k = 0;
+    int n = 1, max_tokens = 256, top_k = 0, threads = 1;
     float temperature = 0, top_p = 1, min_p = 0;
     uint64_t seed = 0;
     std::vector<std::string> stop;
@@ -73,6 +73,8 @@ void RegisterModelCommands(CLI::App& app, std::function<int()>* run) {
   gen->add_option("--min-p", g->min_p);
   gen->add_option("--seed", g->seed, "sample i uses seed + i");
   gen->add_option("--stop", g->stop, "stop strings");
+  gen->add_option("--threads", g->threads, "threads (a non-spinning pool)")
+      ->check(CLI::Range(1, 256));
   gen->callback([g, run] {
     *run = [g]() -> int {
       auto loaded = LoadModel(g->model);
@@ -83,6 +85,7 @@ void RegisterModelCommands(CLI::App& app, std::function<int()>* run) {
       o.seed = g->seed;
       o.sampling = {g->temperature, g->top_k, g->top_p, g->min_p};
       o.stop = g->stop;
+      o.threads = g->threads;
       auto out = Generate(*loaded->model, *loaded->tokenizer, g->prompt, o, DetectIsa());
       if (!out.ok()) return Fail(out.status());
       for (size_t i = 0; i < out->size(); ++i) {
@@ -121,7 +124,7 @@ void RegisterModelCommands(CLI::App& app, std::function<int()>* run) {
 
   struct BenchFlags {
     std::string model;
-    int n = 20, tokens = 64;
+    int n = 20, tokens = 64, threads = 1;
   };
   auto b = std::make_shared<BenchFlags>();
   auto* bench = app.add_subcommand("bench", "benchmarks");
@@ -140,6 +143,7 @@ void RegisterModelCommands(CLI::App& app, std::function<int()>* run) {
       for (const auto& t : loaded->model->file().tensors()) weight_bytes += t.bytes;
       GenerateOptions one;
       one.max_tokens = b->tokens;
+      one.threads = b->threads;
       auto t0 = Clock::now();
       auto r1 = Generate(*loaded->model, *loaded->tokenizer, prompt, one, isa);
       if (!r1.ok()) return Fail(r1.status());
@@ -155,8 +159,8 @@ void RegisterModelCommands(CLI::App& app, std::function<int()>* run) {
       for (const auto& c : *rn) toksn += static_cast<int>(c.tokens.size()) + c.prompt_tokens;
       const double bw = MeasureReadBandwidth();
       const double tok_s = toks1 / secs1, limit = bw * 1e9 / static_cast<double>(weight_bytes);
-      std::cout << fmt::format("model {} ({:.1f} MB of weights), kernels {}, 1 thread\n", b->model,
-                               weight_bytes / 1e6, IsaName(isa));
+      std::cout << fmt::format("model {} ({:.1f} MB of weights), kernels {}, {} thread(s)\n",
+                               b->model, weight_bytes / 1e6, IsaName(isa), b->threads);
       std::cout << fmt::format("decode: {:.1f} tok/s (1 sample, {} tokens)\n", tok_s, toks1);
       std::cout << fmt::format("n={}: {:.1f} tok/s aggregate, {:.2f}x the time of one sample\n",
                                b->n, toksn / secsn, secsn / secs1);

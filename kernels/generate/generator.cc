@@ -1,5 +1,9 @@
 #include "kernels/generate/generator.h"
 
+#include <memory>
+
+#include "kernels/ops/thread_pool.h"
+
 namespace evald::kernels {
 
 StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const SpmTokenizer& tokenizer,
@@ -8,6 +12,8 @@ StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const SpmTok
   if (options.n < 1 || options.n > 1024)
     return Status::InvalidArgument("n must be between 1 and 1024");
   if (options.max_tokens < 0) return Status::InvalidArgument("max_tokens must not be negative");
+  if (options.threads < 1 || options.threads > 256)
+    return Status::InvalidArgument("threads must be 1..256");
   std::vector<int> prompt_tokens = tokenizer.Encode(prompt, tokenizer.add_bos());
   if (prompt_tokens.empty()) return Status::InvalidArgument("empty prompt");
   const int context = model.config().context;
@@ -19,7 +25,9 @@ StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const SpmTok
       std::min<int>(context, static_cast<int>(prompt_tokens.size()) + options.max_tokens);
   const int n = options.n, vocab = model.config().vocab;
   // One prefill on sequence 0, shared by all n samples; then the n samples decode together.
-  LlamaSession session(model, max_positions, isa, n);
+  std::unique_ptr<ThreadPool> pool;
+  if (options.threads > 1) pool = std::make_unique<ThreadPool>(options.threads);
+  LlamaSession session(model, max_positions, isa, n, pool.get());
   const float* logits = nullptr;
   for (size_t i = 0; i < prompt_tokens.size(); ++i) {
     auto l = session.Forward(prompt_tokens[i], static_cast<int>(i));

@@ -19,6 +19,7 @@ struct GenerateOptions {
   uint64_t seed = 0;
   SamplingOptions sampling;
   std::vector<std::string> stop;
+  int threads = 1;  // matrix rows split over this many threads (a non-spinning pool)
 };
 
 struct Completion {

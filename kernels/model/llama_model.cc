@@ -158,8 +158,9 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
   return m;
 }
 
-LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, int batch)
-    : model_(model), max_positions_(max_positions), batch_(std::max(1, batch)), matvec_(isa) {
+LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, int batch,
+                           ThreadPool* pool)
+    : model_(model), max_positions_(max_positions), batch_(std::max(1, batch)), matvec_(isa, pool) {
   const LlamaConfig& c = model.config();
   const size_t kv_dim = static_cast<size_t>(c.n_kv_heads * c.head_dim),
                b = static_cast<size_t>(batch_);

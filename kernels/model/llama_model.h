@@ -11,6 +11,7 @@
 #include "evald/common/status.h"
 #include "kernels/gguf/gguf_file.h"
 #include "kernels/ops/matvec.h"
+#include "kernels/ops/thread_pool.h"
 
 namespace evald::kernels {
 
@@ -51,7 +52,8 @@ class LlamaModel {
 // lockstep (same position); each weight matrix is streamed once per step for all of them.
 class LlamaSession {
  public:
-  LlamaSession(const LlamaModel& model, int max_positions, Isa isa, int batch = 1);
+  LlamaSession(const LlamaModel& model, int max_positions, Isa isa, int batch = 1,
+               ThreadPool* pool = nullptr);
   // Runs `token` of sequence 0 at position pos (positions go 0, 1, 2, ...); its logits.
   StatusOr<const float*> Forward(int token, int pos);
   // Runs tokens[s] of every sequence s at position pos; logits of sequence s at s * vocab.

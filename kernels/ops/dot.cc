@@ -9,16 +9,42 @@
 
 namespace evald::kernels {
 
+bool IsaSupported(Isa isa) {
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  switch (isa) {
+    case Isa::kScalar:
+      return true;
+    case Isa::kAvx2:
+      return avx2;
+    case Isa::kAvxVnni:
+      return avx2 && __builtin_cpu_supports("avxvnni");
+    case Isa::kAvx512Vnni:
+      return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vnni");
+  }
+  return false;
+}
+
 Isa DetectIsa() {
   const char* force = std::getenv("EVALD_FORCE_SCALAR");
   if (force && std::strcmp(force, "1") == 0) return Isa::kScalar;
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
+  for (Isa isa : {Isa::kAvx512Vnni, Isa::kAvxVnni, Isa::kAvx2})
+    if (IsaSupported(isa)) return isa;
   return Isa::kScalar;
 }
 
 const char* IsaName(Isa isa) {
-  return isa == Isa::kAvx2 ? "avx2" : "scalar";
+  switch (isa) {
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvxVnni:
+      return "avx-vnni";
+    case Isa::kAvx512Vnni:
+      return "avx512-vnni";
+    default:
+      return "scalar";
+  }
 }
 
 namespace {
@@ -95,11 +121,29 @@ __attribute__((target("avx2,fma"))) float DotQ4_0Avx2(const BlockQ4_0* w, const 
 }  // namespace
 
 float DotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n, Isa isa) {
-  return isa == Isa::kAvx2 ? DotQ8_0Avx2(w, x, n) : DotQ8_0Scalar(w, x, n);
+  switch (isa) {
+    case Isa::kAvx512Vnni:
+      return DotQ8_0Avx512Vnni(w, x, n);
+    case Isa::kAvxVnni:
+      return DotQ8_0AvxVnni(w, x, n);
+    case Isa::kAvx2:
+      return DotQ8_0Avx2(w, x, n);
+    default:
+      return DotQ8_0Scalar(w, x, n);
+  }
 }
 
 float DotQ4_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n, Isa isa) {
-  return isa == Isa::kAvx2 ? DotQ4_0Avx2(w, x, n) : DotQ4_0Scalar(w, x, n);
+  switch (isa) {
+    case Isa::kAvx512Vnni:
+      return DotQ4_0Avx512Vnni(w, x, n);
+    case Isa::kAvxVnni:
+      return DotQ4_0AvxVnni(w, x, n);
+    case Isa::kAvx2:
+      return DotQ4_0Avx2(w, x, n);
+    default:
+      return DotQ4_0Scalar(w, x, n);
+  }
 }
 
 float DotF32(const float* w, const float* x, int64_t n) {

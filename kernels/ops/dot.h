@@ -1,7 +1,7 @@
 // Dot products between a weight row and the activations, per weight type. Quantized weights
 // meet activations quantized to Q8_0 (W8A8 for Q8_0 weights, W4A8 for Q4_0) and are summed in
 // integers per 32-block, as ggml does. Each has a portable scalar version, which is the test
-// oracle, and an AVX2 version chosen at run time when the CPU has it.
+// oracle, and AVX2, AVX-VNNI and AVX-512 VNNI versions chosen at run time by what the CPU has.
 #pragma once
 
 #include <cstdint>
@@ -10,11 +10,19 @@
 
 namespace evald::kernels {
 
-enum class Isa { kScalar, kAvx2 };
+enum class Isa { kScalar, kAvx2, kAvxVnni, kAvx512Vnni };
 
 // The best path this CPU supports (EVALD_FORCE_SCALAR=1 in the environment forces the oracle).
 Isa DetectIsa();
+// Whether this CPU can run `isa`.
+bool IsaSupported(Isa isa);
 const char* IsaName(Isa isa);
+
+// The VNNI implementations (dot_vnni.cc); call only where IsaSupported says so.
+float DotQ8_0Avx512Vnni(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n);
+float DotQ4_0Avx512Vnni(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n);
+float DotQ8_0AvxVnni(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n);
+float DotQ4_0AvxVnni(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n);
 
 float DotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n, Isa isa);
 float DotQ4_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n, Isa isa);

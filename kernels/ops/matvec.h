@@ -19,9 +19,13 @@ struct WeightMatrix {
   uint64_t row_bytes = 0;
 };
 
+class ThreadPool;
+
 class MatVec {
  public:
-  explicit MatVec(Isa isa) : isa_(isa) {}
+  // pool (optional) splits the rows across threads; every row is computed by one thread with
+  // the same arithmetic, so results do not depend on the thread count.
+  explicit MatVec(Isa isa, ThreadPool* pool = nullptr) : isa_(isa), pool_(pool) {}
   // y[r] for r in [0, rows).
   void Apply(const WeightMatrix& w, const float* x, float* y);
   // Y[b] = W X[b] for a batch of `batch` input vectors (stride cols) into outputs (stride rows).
@@ -32,7 +36,11 @@ class MatVec {
   Isa isa() const { return isa_; }
 
  private:
+  // Rows [begin, end) of W times each of the `batch` vectors.
+  void Rows(const WeightMatrix& w, const float* x, int batch, float* y, int64_t begin, int64_t end);
+
   Isa isa_;
+  ThreadPool* pool_;
   std::vector<BlockQ8_0> xq_;
 };
 

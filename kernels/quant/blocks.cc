@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/quant/fp16.h"
+#include "kernels/quant/kquants.h"
 
 namespace evald::kernels {
 
@@ -76,6 +77,12 @@ Status DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n) {
       }
       return Status::Ok();
     }
+    case GgmlType::kQ4_K:
+      DequantizeRowQ4_K(static_cast<const BlockQ4_K*>(src), dst, n);
+      return Status::Ok();
+    case GgmlType::kQ6_K:
+      DequantizeRowQ6_K(static_cast<const BlockQ6_K*>(src), dst, n);
+      return Status::Ok();
     default: {
       auto t = Traits(static_cast<uint32_t>(type));
       return Status::InvalidArgument(std::string("tensor type ") +

@@ -29,7 +29,7 @@ static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18, "ggml block la
 void QuantizeRowQ8_0(const float* x, BlockQ8_0* y, int64_t n);
 void QuantizeRowQ4_0(const float* x, BlockQ4_0* y, int64_t n);
 
-// Dequantizes n elements of a row stored as `type`.
+// Dequantizes n elements of a row stored as `type` (also Q4_K and Q6_K).
 Status DequantizeRow(GgmlType type, const void* src, float* dst, int64_t n);
 
 }  // namespace evald::kernels

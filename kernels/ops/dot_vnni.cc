@@ -1,0 +1,128 @@
+// int8 dot products with VNNI (vpdpbusd: unsigned x signed bytes summed into int32 lanes).
+// AVX-512 VNNI handles two 32-element blocks per 512-bit register; AVX-VNNI one per 256 bits.
+// The integer block sums are exact, so results equal the scalar oracle up to the order of the
+// float accumulation.
+// GCC 12's AVX-512 headers build some intrinsics from _mm512_undefined_*(), which its
+// uninitialized-value warnings then report inside the headers (a known false positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <immintrin.h>
+
+#include "kernels/ops/dot.h"
+#include "kernels/quant/fp16.h"
+
+namespace evald::kernels {
+
+namespace {
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i DotBytes512(__m512i a,
+                                                                                  __m512i b) {
+  // dpbusd wants an unsigned left operand: |a|, with a's sign moved onto b.
+  const __mmask64 neg = _mm512_movepi8_mask(a);
+  const __m512i abs_a = _mm512_abs_epi8(a);
+  const __m512i signed_b = _mm512_mask_sub_epi8(b, neg, _mm512_setzero_si512(), b);
+  return _mm512_dpbusd_epi32(_mm512_setzero_si512(), abs_a, signed_b);
+}
+
+__attribute__((target("avx2,avxvnni"))) inline __m256i DotBytes256(__m256i a, __m256i b) {
+  const __m256i abs_a = _mm256_sign_epi8(a, a);
+  const __m256i signed_b = _mm256_sign_epi8(b, a);
+  return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), abs_a, signed_b);
+}
+
+__attribute__((target("avx2"))) inline float Hsum256(__m256 v) {
+  __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
+  lo = _mm_add_ps(lo, hi);
+  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+  lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+  return _mm_cvtss_f32(lo);
+}
+
+// Expands a Q4_0 block's 16 packed bytes to 32 signed values (low nibbles first).
+__attribute__((target("avx2"))) inline __m256i UnpackQ4(const uint8_t* qs) {
+  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+  return _mm256_sub_epi8(_mm256_and_si256(both, _mm256_set1_epi8(0x0F)), _mm256_set1_epi8(8));
+}
+
+}  // namespace
+
+__attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))) float DotQ8_0Avx512Vnni(
+    const BlockQ8_0* w, const BlockQ8_0* x, int64_t n) {
+  const int64_t blocks = n / kQK;
+  __m512 acc = _mm512_setzero_ps();
+  int64_t b = 0;
+  for (; b + 1 < blocks; b += 2) {
+    const __m512i qw = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b + 1].qs)), 1);
+    const __m512i qx = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b + 1].qs)), 1);
+    const float d0 = Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d);
+    const float d1 = Fp16ToFp32(w[b + 1].d) * Fp16ToFp32(x[b + 1].d);
+    const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d0), _mm512_set1_ps(d1));
+    acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(DotBytes512(qw, qx)), acc);
+  }
+  float sum = _mm512_reduce_add_ps(acc);
+  for (; b < blocks; ++b) {
+    int32_t s = 0;
+    for (int j = 0; j < kQK; ++j) s += w[b].qs[j] * x[b].qs[j];
+    sum += static_cast<float>(s) * (Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d));
+  }
+  return sum;
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))) float DotQ4_0Avx512Vnni(
+    const BlockQ4_0* w, const BlockQ8_0* x, int64_t n) {
+  const int64_t blocks = n / kQK;
+  __m512 acc = _mm512_setzero_ps();
+  int64_t b = 0;
+  for (; b + 1 < blocks; b += 2) {
+    const __m512i qw =
+        _mm512_inserti64x4(_mm512_castsi256_si512(UnpackQ4(w[b].qs)), UnpackQ4(w[b + 1].qs), 1);
+    const __m512i qx = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b + 1].qs)), 1);
+    const float d0 = Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d);
+    const float d1 = Fp16ToFp32(w[b + 1].d) * Fp16ToFp32(x[b + 1].d);
+    const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d0), _mm512_set1_ps(d1));
+    acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(DotBytes512(qw, qx)), acc);
+  }
+  float sum = _mm512_reduce_add_ps(acc);
+  for (; b < blocks; ++b) {
+    int32_t s0 = 0, s1 = 0;
+    for (int j = 0; j < kQK / 2; ++j) {
+      s0 += ((w[b].qs[j] & 0x0F) - 8) * x[b].qs[j];
+      s1 += ((w[b].qs[j] >> 4) - 8) * x[b].qs[j + kQK / 2];
+    }
+    sum += static_cast<float>(s0 + s1) * (Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d));
+  }
+  return sum;
+}
+
+__attribute__((target("avx2,avxvnni,fma"))) float DotQ8_0AvxVnni(const BlockQ8_0* w,
+                                                                 const BlockQ8_0* x, int64_t n) {
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const __m256 d = _mm256_set1_ps(Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d));
+    const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
+    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
+    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(DotBytes256(qw, qx)), acc);
+  }
+  return Hsum256(acc);
+}
+
+__attribute__((target("avx2,avxvnni,fma"))) float DotQ4_0AvxVnni(const BlockQ4_0* w,
+                                                                 const BlockQ8_0* x, int64_t n) {
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t b = 0; b < n / kQK; ++b) {
+    const __m256 d = _mm256_set1_ps(Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d));
+    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
+    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(DotBytes256(UnpackQ4(w[b].qs), qx)), acc);
+  }
+  return Hsum256(acc);
+}
+
+}  // namespace evald::kernels
