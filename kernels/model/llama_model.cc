@@ -65,18 +65,27 @@ void RmsNorm(const float* x, const float* w, float* out, int n, float eps) {
   for (int i = 0; i < n; ++i) out[i] = x[i] * scale * w[i];
 }
 
-// Rotary embedding on adjacent pairs (ggml's "normal" mode, used by the llama architecture).
-void Rope(float* v, int n_heads, int head_dim, int rope_dims, int pos, float base) {
+// Rotary embedding: on adjacent pairs (x[i], x[i+1]) (ggml's "normal" mode, llama) or on the
+// pairs (x[i], x[i + d/2]) (its "neox" mode, qwen2 and gemma).
+void Rope(float* v, int n_heads, int head_dim, int rope_dims, int pos, float base,
+          RopeStyle style) {
   for (int h = 0; h < n_heads; ++h) {
     float* x = v + h * head_dim;
     for (int i = 0; i < rope_dims; i += 2) {
       const float theta = pos * std::pow(base, -static_cast<float>(i) / rope_dims);
       const float c = std::cos(theta), s = std::sin(theta);
-      const float x0 = x[i], x1 = x[i + 1];
-      x[i] = x0 * c - x1 * s;
-      x[i + 1] = x0 * s + x1 * c;
+      const int a = style == RopeStyle::kAdjacentPairs ? i : i / 2;
+      const int b = style == RopeStyle::kAdjacentPairs ? i + 1 : i / 2 + rope_dims / 2;
+      const float x0 = x[a], x1 = x[b];
+      x[a] = x0 * c - x1 * s;
+      x[b] = x0 * s + x1 * c;
     }
   }
+}
+
+float Gelu(float x) {  // the tanh approximation ggml uses
+  constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
+  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
 }
 
 }  // namespace
@@ -96,9 +105,12 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
   LlamaConfig& c = m->config_;
   auto arch = f.GetString("general.architecture");
   if (!arch) return Status::Corruption("general.architecture is missing");
-  if (*arch != "llama")
-    return Status::InvalidArgument("architecture '" + *arch + "' is not supported yet (llama is)");
+  if (*arch != "llama" && *arch != "qwen2" && *arch != "gemma")
+    return Status::InvalidArgument("architecture '" + *arch +
+                                   "' is not supported yet (llama, qwen2 and gemma are)");
   c.architecture = *arch;
+  if (*arch != "llama") c.rope_style = RopeStyle::kHalfSplit;
+  if (*arch == "gemma") c.activation = FfnActivation::kGelu;
   const std::string p = *arch + ".";
   auto get = [&](const std::string& key, int* out, int64_t max = 1 << 24) -> Status {
     auto v = PositiveInt(f, p + key, max);
@@ -114,9 +126,14 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
   if (f.Find(p + "attention.head_count_kv"))
     EVALD_RETURN_IF_ERROR(get("attention.head_count_kv", &c.n_kv_heads, 1024));
   EVALD_RETURN_IF_ERROR(get("context_length", &c.context, 1 << 22));
-  if (c.dim % c.n_heads != 0 || c.n_heads % c.n_kv_heads != 0)
-    return Status::Corruption("head counts do not divide the embedding length");
+  if (c.n_heads % c.n_kv_heads != 0) return Status::Corruption("head counts do not divide");
   c.head_dim = c.dim / c.n_heads;
+  if (f.Find(p + "attention.key_length"))
+    EVALD_RETURN_IF_ERROR(get("attention.key_length", &c.head_dim, 1 << 16));
+  if (auto v = f.GetInt(p + "attention.value_length"); v && *v != c.head_dim)
+    return Status::InvalidArgument(
+        "attention.value_length different from key_length is not supported");
+  if (*arch == "gemma") c.embedding_scale = std::sqrt(static_cast<float>(c.dim));
   c.rope_dims = c.head_dim;
   if (f.Find(p + "rope.dimension_count"))
     EVALD_RETURN_IF_ERROR(get("rope.dimension_count", &c.rope_dims, 1 << 16));
@@ -133,7 +150,9 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
   if (auto v = f.GetInt(p + "vocab_size"); v && *v != c.vocab)
     return Status::Corruption("vocab_size disagrees with token_embd.weight");
 
-  const int kv_dim = c.n_kv_heads * c.head_dim;
+  if (c.head_dim % 2 != 0 || (*arch == "llama" && c.head_dim * c.n_heads != c.dim))
+    return Status::Corruption("head size does not fit the embedding length");
+  const int kv_dim = c.n_kv_heads * c.head_dim, q_dim = c.n_heads * c.head_dim;
   EVALD_RETURN_IF_ERROR(LoadMatrix(f, "token_embd.weight", c.dim, c.vocab, &m->token_embd_));
   if (f.FindTensor("output.weight")) {
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, "output.weight", c.dim, c.vocab, &m->output_));
@@ -147,10 +166,15 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
     const std::string b = "blk." + std::to_string(l) + ".";
     EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_norm.weight", c.dim, &L.attn_norm));
     EVALD_RETURN_IF_ERROR(LoadVector(f, b + "ffn_norm.weight", c.dim, &L.ffn_norm));
-    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_q.weight", c.dim, c.dim, &L.wq));
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_q.weight", c.dim, q_dim, &L.wq));
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_k.weight", c.dim, kv_dim, &L.wk));
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_v.weight", c.dim, kv_dim, &L.wv));
-    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_output.weight", c.dim, c.dim, &L.wo));
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_output.weight", q_dim, c.dim, &L.wo));
+    if (*arch == "qwen2") {
+      EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_q.bias", q_dim, &L.bq));
+      EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_k.bias", kv_dim, &L.bk));
+      EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_v.bias", kv_dim, &L.bv));
+    }
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_gate.weight", c.dim, c.hidden, &L.w_gate));
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_up.weight", c.dim, c.hidden, &L.w_up));
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_down.weight", c.hidden, c.dim, &L.w_down));
@@ -166,10 +190,10 @@ LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, 
                b = static_cast<size_t>(batch_);
   x_.resize(b * c.dim);
   xb_.resize(b * c.dim);
-  q_.resize(b * c.dim);
+  q_.resize(b * c.n_heads * c.head_dim);
   k_.resize(b * kv_dim);
   v_.resize(b * kv_dim);
-  attn_out_.resize(b * c.dim);
+  attn_out_.resize(b * c.n_heads * c.head_dim);
   h1_.resize(b * c.hidden);
   h3_.resize(b * c.hidden);
   logits_.resize(b * c.vocab);
@@ -213,7 +237,10 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) 
     EVALD_RETURN_IF_ERROR(DequantizeRow(emb.type,
                                         emb.data + static_cast<uint64_t>(tokens[s]) * emb.row_bytes,
                                         x_.data() + s * c.dim, c.dim));
+    if (c.embedding_scale != 1.0f)
+      for (int i = 0; i < c.dim; ++i) x_[s * c.dim + i] *= c.embedding_scale;
   }
+  const int q_dim = c.n_heads * c.head_dim;
 
   for (int l = 0; l < c.n_layers; ++l) {
     const LlamaLayer& L = model_.layers()[static_cast<size_t>(l)];
@@ -224,10 +251,15 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) 
     matvec_.ApplyBatch(L.wv, xb_.data(), count, v_.data());
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
     for (int s = 0; s < count; ++s) {
-      float* q = &q_[s * c.dim];
+      float* q = &q_[s * q_dim];
       float* k = &k_[s * kv_dim];
-      Rope(q, c.n_heads, c.head_dim, c.rope_dims, pos, c.rope_base);
-      Rope(k, c.n_kv_heads, c.head_dim, c.rope_dims, pos, c.rope_base);
+      if (L.bq) {
+        for (int i = 0; i < q_dim; ++i) q[i] += L.bq[i];
+        for (int i = 0; i < kv_dim; ++i) k[i] += L.bk[i];
+        for (int i = 0; i < kv_dim; ++i) v_[s * kv_dim + i] += L.bv[i];
+      }
+      Rope(q, c.n_heads, c.head_dim, c.rope_dims, pos, c.rope_base, c.rope_style);
+      Rope(k, c.n_kv_heads, c.head_dim, c.rope_dims, pos, c.rope_base, c.rope_style);
       float* kc = key_cache_.data() + (static_cast<size_t>(l) * batch_ + s) * seq_stride;
       float* vc = value_cache_.data() + (static_cast<size_t>(l) * batch_ + s) * seq_stride;
       std::copy_n(k, kv_dim, kc + static_cast<size_t>(pos) * kv_dim);
@@ -248,7 +280,7 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) 
           scores_[t] = std::exp(scores_[t] - max);
           sum += scores_[t];
         }
-        float* out = &attn_out_[s * c.dim + h * c.head_dim];
+        float* out = &attn_out_[s * q_dim + h * c.head_dim];
         std::fill(out, out + c.head_dim, 0.0f);
         for (int t = 0; t <= pos; ++t) {
           const float a = static_cast<float>(scores_[t] / sum);
@@ -266,7 +298,8 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) 
     matvec_.ApplyBatch(L.w_up, xb_.data(), count, h3_.data());
     for (int i = 0; i < count * c.hidden; ++i) {
       const float g = h1_[i];
-      h1_[i] = g / (1.0f + std::exp(-g)) * h3_[i];  // SiLU gate
+      h1_[i] =
+          (c.activation == FfnActivation::kGelu ? Gelu(g) : g / (1.0f + std::exp(-g))) * h3_[i];
     }
     matvec_.ApplyBatch(L.w_down, h1_.data(), count, xb_.data());
     for (int i = 0; i < count * c.dim; ++i) x_[i] += xb_[i];

@@ -1,7 +1,8 @@
-// The `llama` architecture (Llama 2/3, Mistral, CodeLlama, DeepSeek-Coder layouts) over a GGUF
-// checkpoint: configuration and weights validated at load, then a decoder with a KV cache that
-// computes next-token logits one position at a time. The model code calls kernels only through
-// MatVec and the small ops below, so other kernel paths can replace them.
+// Decoder-only transformers over a GGUF checkpoint: `llama` (Llama 2/3, Mistral, CodeLlama,
+// DeepSeek-Coder layouts), `qwen2` (QKV biases, half-split RoPE) and `gemma` (scaled embeddings,
+// GELU, head size from key_length). Configuration and weights are validated at load; the decoder
+// keeps a KV cache and computes next-token logits one position at a time. The model code calls
+// kernels only through MatVec and the small ops below, so other kernel paths can replace them.
 #pragma once
 
 #include <memory>
@@ -15,8 +16,14 @@
 
 namespace evald::kernels {
 
+enum class RopeStyle { kAdjacentPairs, kHalfSplit };  // ggml's "normal" and "neox"
+enum class FfnActivation { kSilu, kGelu };
+
 struct LlamaConfig {
   std::string architecture;
+  RopeStyle rope_style = RopeStyle::kAdjacentPairs;
+  FfnActivation activation = FfnActivation::kSilu;
+  float embedding_scale = 1.0f;  // gemma multiplies the embeddings by sqrt(dim)
   int dim = 0, n_layers = 0, n_heads = 0, n_kv_heads = 0, hidden = 0, vocab = 0, context = 0;
   int head_dim = 0, rope_dims = 0;
   float rms_eps = 1e-5f, rope_base = 10000.0f;
@@ -25,6 +32,9 @@ struct LlamaConfig {
 struct LlamaLayer {
   const float* attn_norm = nullptr;
   const float* ffn_norm = nullptr;
+  const float* bq = nullptr;  // qwen2's attention biases (nullptr when absent)
+  const float* bk = nullptr;
+  const float* bv = nullptr;
   WeightMatrix wq, wk, wv, wo, w_gate, w_up, w_down;
 };
 

@@ -1,0 +1,117 @@
+#include "kernels/gguf/random_model.h"
+
+#include <random>
+
+#include "kernels/gguf/gguf_file.h"
+#include "kernels/gguf/gguf_writer.h"
+#include "kernels/quant/blocks.h"
+
+namespace evald::kernels {
+
+namespace {
+
+GgufValue U32(uint64_t v) {
+  GgufValue g;
+  g.type = GgufType::kUint32;
+  g.u = v;
+  return g;
+}
+GgufValue F32(double v) {
+  GgufValue g;
+  g.type = GgufType::kFloat32;
+  g.f = v;
+  return g;
+}
+GgufValue Str(const std::string& s) {
+  GgufValue g;
+  g.type = GgufType::kString;
+  g.s = s;
+  return g;
+}
+
+}  // namespace
+
+Status WriteRandomModel(const RandomModelShape& shape, const std::string& vocab_source,
+                        const std::string& path) {
+  auto vocab = GgufFile::Open(vocab_source);
+  if (!vocab.ok()) return vocab.status();
+  const GgufValue* tokens = (*vocab)->Find("tokenizer.ggml.tokens");
+  if (!tokens) return Status::NotFound(vocab_source + " has no vocabulary");
+  const int n_vocab = static_cast<int>(tokens->array.size());
+  const std::string& a = shape.architecture;
+  const int head_dim = shape.head_dim ? shape.head_dim : shape.dim / shape.heads;
+  const int q_dim = shape.heads * head_dim, kv_dim = shape.kv_heads * head_dim;
+
+  GgufWriter w;
+  w.SetMetadata("general.architecture", Str(a));
+  w.SetMetadata("general.name", Str("evald random " + a));
+  w.SetMetadata(a + ".embedding_length", U32(static_cast<uint64_t>(shape.dim)));
+  w.SetMetadata(a + ".block_count", U32(static_cast<uint64_t>(shape.layers)));
+  w.SetMetadata(a + ".feed_forward_length", U32(static_cast<uint64_t>(shape.hidden)));
+  w.SetMetadata(a + ".attention.head_count", U32(static_cast<uint64_t>(shape.heads)));
+  w.SetMetadata(a + ".attention.head_count_kv", U32(static_cast<uint64_t>(shape.kv_heads)));
+  w.SetMetadata(a + ".context_length", U32(static_cast<uint64_t>(shape.context)));
+  w.SetMetadata(a + ".attention.layer_norm_rms_epsilon", F32(1e-6));
+  w.SetMetadata(a + ".rope.freq_base", F32(10000.0));
+  if (shape.head_dim) {
+    w.SetMetadata(a + ".attention.key_length", U32(static_cast<uint64_t>(head_dim)));
+    w.SetMetadata(a + ".attention.value_length", U32(static_cast<uint64_t>(head_dim)));
+  }
+  for (const auto& [k, v] : (*vocab)->metadata())
+    if (k.rfind("tokenizer.", 0) == 0) w.SetMetadata(k, v);
+
+  std::mt19937_64 rng(shape.seed);
+  std::normal_distribution<float> dist(0.0f, shape.scale);
+  auto matrix = [&](const std::string& name, int cols, int rows, GgmlType type) {
+    std::vector<float> values(static_cast<size_t>(cols) * rows);
+    for (auto& v : values) v = dist(rng);
+    if (type == GgmlType::kF32 || cols % kQK != 0) {
+      w.AddTensor(name, GgmlType::kF32, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)},
+                  std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
+      return;
+    }
+    const uint64_t row_bytes = *RowBytes(type, static_cast<uint64_t>(cols));
+    std::string bytes(row_bytes * rows, '\0');
+    for (int r = 0; r < rows; ++r) {
+      void* dst = bytes.data() + r * row_bytes;
+      if (type == GgmlType::kQ8_0) {
+        QuantizeRowQ8_0(values.data() + static_cast<size_t>(r) * cols, static_cast<BlockQ8_0*>(dst),
+                        cols);
+      } else {
+        QuantizeRowQ4_0(values.data() + static_cast<size_t>(r) * cols, static_cast<BlockQ4_0*>(dst),
+                        cols);
+      }
+    }
+    w.AddTensor(name, type, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)},
+                std::move(bytes));
+  };
+  auto vector = [&](const std::string& name, int n, bool ones) {
+    std::vector<float> values(static_cast<size_t>(n));
+    for (auto& v : values) v = ones ? 1.0f + dist(rng) : dist(rng);
+    w.AddTensor(name, GgmlType::kF32, {static_cast<uint64_t>(n)},
+                std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
+  };
+  matrix("token_embd.weight", shape.dim, n_vocab, shape.weight_type);
+  vector("output_norm.weight", shape.dim, true);
+  if (a != "gemma") matrix("output.weight", shape.dim, n_vocab, shape.weight_type);
+  for (int l = 0; l < shape.layers; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    vector(b + "attn_norm.weight", shape.dim, true);
+    vector(b + "ffn_norm.weight", shape.dim, true);
+    matrix(b + "attn_q.weight", shape.dim, q_dim, shape.weight_type);
+    matrix(b + "attn_k.weight", shape.dim, kv_dim, shape.weight_type);
+    matrix(b + "attn_v.weight", shape.dim, kv_dim, shape.weight_type);
+    matrix(b + "attn_output.weight", q_dim, shape.dim, shape.weight_type);
+    if (a == "qwen2") {
+      vector(b + "attn_q.bias", q_dim, false);
+      vector(b + "attn_k.bias", kv_dim, false);
+      vector(b + "attn_v.bias", kv_dim, false);
+    }
+    matrix(b + "ffn_gate.weight", shape.dim, shape.hidden, shape.weight_type);
+    matrix(b + "ffn_up.weight", shape.dim, shape.hidden, shape.weight_type);
+    matrix(b + "ffn_down.weight", shape.hidden, shape.dim, shape.weight_type);
+  }
+  return w.Write(path);
+}
+
+}  // namespace evald::kernels
