@@ -11,7 +11,8 @@ namespace evald::kernels {
 
 bool IsaSupported(Isa isa) {
   __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                    __builtin_cpu_supports("f16c");
   switch (isa) {
     case Isa::kScalar:
       return true;
@@ -73,7 +74,7 @@ float DotQ4_0Scalar(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n) {
 }
 
 // Sum of int8 x int8 products in each 32-byte lane group, as 8 int32.
-__attribute__((target("avx2,fma"))) inline __m256 MulSumI8(__m256i a, __m256i b) {
+__attribute__((target("avx2,fma,f16c"))) inline __m256 MulSumI8(__m256i a, __m256i b) {
   // maddubs needs one unsigned operand: move a's sign onto b.
   const __m256i ax = _mm256_sign_epi8(a, a);
   const __m256i sy = _mm256_sign_epi8(b, a);
@@ -82,7 +83,7 @@ __attribute__((target("avx2,fma"))) inline __m256 MulSumI8(__m256i a, __m256i b)
   return _mm256_cvtepi32_ps(dot32);
 }
 
-__attribute__((target("avx2,fma"))) inline float HorizontalSum(__m256 v) {
+__attribute__((target("avx2,fma,f16c"))) inline float HorizontalSum(__m256 v) {
   __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
   lo = _mm_add_ps(lo, hi);
   lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
@@ -90,11 +91,11 @@ __attribute__((target("avx2,fma"))) inline float HorizontalSum(__m256 v) {
   return _mm_cvtss_f32(lo);
 }
 
-__attribute__((target("avx2,fma"))) float DotQ8_0Avx2(const BlockQ8_0* w, const BlockQ8_0* x,
-                                                      int64_t n) {
+__attribute__((target("avx2,fma,f16c"))) float DotQ8_0Avx2(const BlockQ8_0* w, const BlockQ8_0* x,
+                                                           int64_t n) {
   __m256 acc = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / kQK; ++b) {
-    const __m256 d = _mm256_set1_ps(Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d));
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
     const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
     const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
     acc = _mm256_fmadd_ps(d, MulSumI8(qw, qx), acc);
@@ -102,12 +103,12 @@ __attribute__((target("avx2,fma"))) float DotQ8_0Avx2(const BlockQ8_0* w, const 
   return HorizontalSum(acc);
 }
 
-__attribute__((target("avx2,fma"))) float DotQ4_0Avx2(const BlockQ4_0* w, const BlockQ8_0* x,
-                                                      int64_t n) {
+__attribute__((target("avx2,fma,f16c"))) float DotQ4_0Avx2(const BlockQ4_0* w, const BlockQ8_0* x,
+                                                           int64_t n) {
   __m256 acc = _mm256_setzero_ps();
   const __m256i low_mask = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
   for (int64_t b = 0; b < n / kQK; ++b) {
-    const __m256 d = _mm256_set1_ps(Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d));
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
     // Low nibbles are elements 0..15, high nibbles 16..31.
     const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);

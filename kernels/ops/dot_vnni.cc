@@ -16,8 +16,8 @@ namespace evald::kernels {
 
 namespace {
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i DotBytes512(__m512i a,
-                                                                                  __m512i b) {
+__attribute__((target("avx512f,avx512bw,avx512vnni,f16c"))) inline __m512i DotBytes512(__m512i a,
+                                                                                       __m512i b) {
   // dpbusd wants an unsigned left operand: |a|, with a's sign moved onto b.
   const __mmask64 neg = _mm512_movepi8_mask(a);
   const __m512i abs_a = _mm512_abs_epi8(a);
@@ -25,13 +25,13 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i DotBytes51
   return _mm512_dpbusd_epi32(_mm512_setzero_si512(), abs_a, signed_b);
 }
 
-__attribute__((target("avx2,avxvnni"))) inline __m256i DotBytes256(__m256i a, __m256i b) {
+__attribute__((target("avx2,avxvnni,f16c"))) inline __m256i DotBytes256(__m256i a, __m256i b) {
   const __m256i abs_a = _mm256_sign_epi8(a, a);
   const __m256i signed_b = _mm256_sign_epi8(b, a);
   return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), abs_a, signed_b);
 }
 
-__attribute__((target("avx2"))) inline float Hsum256(__m256 v) {
+__attribute__((target("avx2,f16c"))) inline float Hsum256(__m256 v) {
   __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
   lo = _mm_add_ps(lo, hi);
   lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
@@ -40,7 +40,7 @@ __attribute__((target("avx2"))) inline float Hsum256(__m256 v) {
 }
 
 // Expands a Q4_0 block's 16 packed bytes to 32 signed values (low nibbles first).
-__attribute__((target("avx2"))) inline __m256i UnpackQ4(const uint8_t* qs) {
+__attribute__((target("avx2,f16c"))) inline __m256i UnpackQ4(const uint8_t* qs) {
   const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
   const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
   return _mm256_sub_epi8(_mm256_and_si256(both, _mm256_set1_epi8(0x0F)), _mm256_set1_epi8(8));
@@ -48,7 +48,7 @@ __attribute__((target("avx2"))) inline __m256i UnpackQ4(const uint8_t* qs) {
 
 }  // namespace
 
-__attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))) float DotQ8_0Avx512Vnni(
+__attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) float DotQ8_0Avx512Vnni(
     const BlockQ8_0* w, const BlockQ8_0* x, int64_t n) {
   const int64_t blocks = n / kQK;
   __m512 acc = _mm512_setzero_ps();
@@ -60,8 +60,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))) float DotQ8_0Avx512V
     const __m512i qx = _mm512_inserti64x4(
         _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs))),
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b + 1].qs)), 1);
-    const float d0 = Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d);
-    const float d1 = Fp16ToFp32(w[b + 1].d) * Fp16ToFp32(x[b + 1].d);
+    const float d0 = _cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d);
+    const float d1 = _cvtsh_ss(w[b + 1].d) * _cvtsh_ss(x[b + 1].d);
     const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d0), _mm512_set1_ps(d1));
     acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(DotBytes512(qw, qx)), acc);
   }
@@ -69,12 +69,12 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))) float DotQ8_0Avx512V
   for (; b < blocks; ++b) {
     int32_t s = 0;
     for (int j = 0; j < kQK; ++j) s += w[b].qs[j] * x[b].qs[j];
-    sum += static_cast<float>(s) * (Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d));
+    sum += static_cast<float>(s) * (_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
   }
   return sum;
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))) float DotQ4_0Avx512Vnni(
+__attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) float DotQ4_0Avx512Vnni(
     const BlockQ4_0* w, const BlockQ8_0* x, int64_t n) {
   const int64_t blocks = n / kQK;
   __m512 acc = _mm512_setzero_ps();
@@ -85,8 +85,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))) float DotQ4_0Avx512V
     const __m512i qx = _mm512_inserti64x4(
         _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs))),
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b + 1].qs)), 1);
-    const float d0 = Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d);
-    const float d1 = Fp16ToFp32(w[b + 1].d) * Fp16ToFp32(x[b + 1].d);
+    const float d0 = _cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d);
+    const float d1 = _cvtsh_ss(w[b + 1].d) * _cvtsh_ss(x[b + 1].d);
     const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d0), _mm512_set1_ps(d1));
     acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(DotBytes512(qw, qx)), acc);
   }
@@ -97,16 +97,88 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))) float DotQ4_0Avx512V
       s0 += ((w[b].qs[j] & 0x0F) - 8) * x[b].qs[j];
       s1 += ((w[b].qs[j] >> 4) - 8) * x[b].qs[j + kQK / 2];
     }
-    sum += static_cast<float>(s0 + s1) * (Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d));
+    sum += static_cast<float>(s0 + s1) * (_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
   }
   return sum;
 }
 
-__attribute__((target("avx2,avxvnni,fma"))) float DotQ8_0AvxVnni(const BlockQ8_0* w,
-                                                                 const BlockQ8_0* x, int64_t n) {
+// Several activation vectors against one weight row: the weights are loaded (and, for Q4_0,
+// unpacked) once per block pair for all of them. Per vector the operations and their order are
+// those of the single-vector kernels above, so the results are bit-identical to them.
+template <bool kQ4>
+__attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) void DotMultiAvx512Vnni(
+    const void* w_row, const BlockQ8_0* const* xs, int nv, int64_t n, float* out) {
+  constexpr int kMax = 8;
+  const int64_t blocks = n / kQK;
+  __m512 acc[kMax];
+  for (int v = 0; v < nv; ++v) acc[v] = _mm512_setzero_ps();
+  int64_t b = 0;
+  for (; b + 1 < blocks; b += 2) {
+    __m512i qw;
+    float dw0, dw1;
+    if constexpr (kQ4) {
+      const BlockQ4_0* w = static_cast<const BlockQ4_0*>(w_row);
+      qw = _mm512_inserti64x4(_mm512_castsi256_si512(UnpackQ4(w[b].qs)), UnpackQ4(w[b + 1].qs), 1);
+      dw0 = _cvtsh_ss(w[b].d);
+      dw1 = _cvtsh_ss(w[b + 1].d);
+    } else {
+      const BlockQ8_0* w = static_cast<const BlockQ8_0*>(w_row);
+      qw = _mm512_inserti64x4(
+          _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs))),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b + 1].qs)), 1);
+      dw0 = _cvtsh_ss(w[b].d);
+      dw1 = _cvtsh_ss(w[b + 1].d);
+    }
+    for (int v = 0; v < nv; ++v) {
+      const BlockQ8_0* x = xs[v];
+      const __m512i qx = _mm512_inserti64x4(
+          _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs))),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b + 1].qs)), 1);
+      const float d0 = dw0 * _cvtsh_ss(x[b].d);
+      const float d1 = dw1 * _cvtsh_ss(x[b + 1].d);
+      const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d0), _mm512_set1_ps(d1));
+      acc[v] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(DotBytes512(qw, qx)), acc[v]);
+    }
+  }
+  for (int v = 0; v < nv; ++v) {
+    float sum = _mm512_reduce_add_ps(acc[v]);
+    if (b < blocks) {  // an odd last block, as the single-vector kernels do it
+      const BlockQ8_0* x = xs[v];
+      if constexpr (kQ4) {
+        const BlockQ4_0* w = static_cast<const BlockQ4_0*>(w_row);
+        int32_t s0 = 0, s1 = 0;
+        for (int j = 0; j < kQK / 2; ++j) {
+          s0 += ((w[b].qs[j] & 0x0F) - 8) * x[b].qs[j];
+          s1 += ((w[b].qs[j] >> 4) - 8) * x[b].qs[j + kQK / 2];
+        }
+        sum += static_cast<float>(s0 + s1) * (_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
+      } else {
+        const BlockQ8_0* w = static_cast<const BlockQ8_0*>(w_row);
+        int32_t s = 0;
+        for (int j = 0; j < kQK; ++j) s += w[b].qs[j] * x[b].qs[j];
+        sum += static_cast<float>(s) * (_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
+      }
+    }
+    out[v] = sum;
+  }
+}
+
+void DotQ4_0MultiAvx512Vnni(const BlockQ4_0* w, const BlockQ8_0* const* xs, int nv, int64_t n,
+                            float* out) {
+  DotMultiAvx512Vnni<true>(w, xs, nv, n, out);
+}
+
+void DotQ8_0MultiAvx512Vnni(const BlockQ8_0* w, const BlockQ8_0* const* xs, int nv, int64_t n,
+                            float* out) {
+  DotMultiAvx512Vnni<false>(w, xs, nv, n, out);
+}
+
+__attribute__((target("avx2,avxvnni,fma,f16c"))) float DotQ8_0AvxVnni(const BlockQ8_0* w,
+                                                                      const BlockQ8_0* x,
+                                                                      int64_t n) {
   __m256 acc = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / kQK; ++b) {
-    const __m256 d = _mm256_set1_ps(Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d));
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
     const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
     const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
     acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(DotBytes256(qw, qx)), acc);
@@ -114,11 +186,12 @@ __attribute__((target("avx2,avxvnni,fma"))) float DotQ8_0AvxVnni(const BlockQ8_0
   return Hsum256(acc);
 }
 
-__attribute__((target("avx2,avxvnni,fma"))) float DotQ4_0AvxVnni(const BlockQ4_0* w,
-                                                                 const BlockQ8_0* x, int64_t n) {
+__attribute__((target("avx2,avxvnni,fma,f16c"))) float DotQ4_0AvxVnni(const BlockQ4_0* w,
+                                                                      const BlockQ8_0* x,
+                                                                      int64_t n) {
   __m256 acc = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / kQK; ++b) {
-    const __m256 d = _mm256_set1_ps(Fp16ToFp32(w[b].d) * Fp16ToFp32(x[b].d));
+    const __m256 d = _mm256_set1_ps(_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
     const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
     acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(DotBytes256(UnpackQ4(w[b].qs), qx)), acc);
   }

@@ -1,5 +1,7 @@
 #include "kernels/ops/matvec.h"
 
+#include <algorithm>
+
 #include "kernels/ops/thread_pool.h"
 
 namespace evald::kernels {
@@ -28,8 +30,26 @@ void MatVec::Rows(const WeightMatrix& w, const float* x, int batch, float* y, in
                   int64_t end) {
   const int64_t blocks = w.cols / kQK;
   std::vector<float> scratch;  // dequantized row for the types without a direct kernel
+  const bool multi = batch > 1 && isa_ == Isa::kAvx512Vnni &&
+                     (w.type == GgmlType::kQ8_0 || w.type == GgmlType::kQ4_0);
   for (int64_t r = begin; r < end; ++r) {
     const uint8_t* row = w.data + r * w.row_bytes;
+    if (multi) {
+      // The weight row is read and unpacked once for up to 8 vectors at a time.
+      const BlockQ8_0* xs[8];
+      float out[8];
+      for (int b0 = 0; b0 < batch; b0 += 8) {
+        const int nv = std::min(8, batch - b0);
+        for (int v = 0; v < nv; ++v) xs[v] = xq_.data() + (b0 + v) * blocks;
+        if (w.type == GgmlType::kQ4_0) {
+          DotQ4_0MultiAvx512Vnni(reinterpret_cast<const BlockQ4_0*>(row), xs, nv, w.cols, out);
+        } else {
+          DotQ8_0MultiAvx512Vnni(reinterpret_cast<const BlockQ8_0*>(row), xs, nv, w.cols, out);
+        }
+        for (int v = 0; v < nv; ++v) y[(b0 + v) * w.rows + r] = out[v];
+      }
+      continue;
+    }
     if (w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ6_K) {
       scratch.resize(static_cast<size_t>(w.cols));
       (void)DequantizeRow(w.type, row, scratch.data(), w.cols);

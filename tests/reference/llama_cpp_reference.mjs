@@ -1,13 +1,14 @@
 // Reference outputs from llama.cpp (the npm package node-llama-cpp, prebuilt CPU binaries):
 // token ids of strings, and greedy continuations. Prints one JSON object.
-//   node llama_cpp_reference.mjs MODEL.gguf '{"tokenize": ["..."], "greedy": {"prompt": "...", "tokens": 40}}'
+//   node llama_cpp_reference.mjs MODEL.gguf '{"tokenize": ["..."], "greedy": {"prompt": "...", "tokens": 40},
+//                                              "timing": {"prompt": "...", "tokens": 32, "threads": 1}}'
 import {getLlama} from "node-llama-cpp";
 
 const [modelPath, requestText] = process.argv.slice(2);
 const request = JSON.parse(requestText);
 const llama = await getLlama({gpu: false, build: "never", skipDownload: true, logLevel: "error"});
 const model = await llama.loadModel({modelPath});
-const out = {tokenize: [], greedy: null};
+const out = {tokenize: [], greedy: null, timing: null};
 for (const text of request.tokenize ?? []) out.tokenize.push(Array.from(model.tokenize(text)));
 if (request.greedy) {
   const context = await model.createContext({contextSize: 512, threads: 1});
@@ -20,6 +21,20 @@ if (request.greedy) {
     if (generated.length >= request.greedy.tokens) break;
   }
   out.greedy = {prompt, generated};
+  await context.dispose();
+}
+if (request.timing) {
+  // Decode speed on `threads` threads: time from the first generated token to the last.
+  const context = await model.createContext({contextSize: 512, threads: request.timing.threads ?? 1});
+  const sequence = context.getSequence();
+  const prompt = [model.tokens.bos, ...model.tokenize(request.timing.prompt)];
+  let count = 0, start = 0;
+  for await (const token of sequence.evaluate(prompt, {temperature: 0})) {
+    if (count === 0) start = performance.now();
+    if (++count > request.timing.tokens) break;
+  }
+  const seconds = (performance.now() - start) / 1000;
+  out.timing = {tokens: count - 1, seconds, tokens_per_second: (count - 1) / seconds};
   await context.dispose();
 }
 await model.dispose();
