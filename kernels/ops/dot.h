@@ -24,10 +24,11 @@ float DotQ4_0Avx512Vnni(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n);
 float DotQ8_0AvxVnni(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n);
 float DotQ4_0AvxVnni(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n);
 // One weight row against nv <= 8 activation vectors; bit-identical to nv single calls.
-void DotQ4_0MultiAvx512Vnni(const BlockQ4_0* w, const BlockQ8_0* const* xs, int nv, int64_t n,
-                            float* out);
-void DotQ8_0MultiAvx512Vnni(const BlockQ8_0* w, const BlockQ8_0* const* xs, int nv, int64_t n,
-                            float* out);
+// x_scales[v][b] is block b's scale of vector v as float (converted once per mat-vec, not per row).
+void DotQ4_0MultiAvx512Vnni(const BlockQ4_0* w, const BlockQ8_0* const* xs,
+                            const float* const* x_scales, int nv, int64_t n, float* out);
+void DotQ8_0MultiAvx512Vnni(const BlockQ8_0* w, const BlockQ8_0* const* xs,
+                            const float* const* x_scales, int nv, int64_t n, float* out);
 
 float DotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n, Isa isa);
 float DotQ4_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n, Isa isa);

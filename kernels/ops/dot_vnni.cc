@@ -107,7 +107,8 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) float DotQ4_0Av
 // those of the single-vector kernels above, so the results are bit-identical to them.
 template <bool kQ4>
 __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) void DotMultiAvx512Vnni(
-    const void* w_row, const BlockQ8_0* const* xs, int nv, int64_t n, float* out) {
+    const void* w_row, const BlockQ8_0* const* xs, const float* const* x_scales, int nv, int64_t n,
+    float* out) {
   constexpr int kMax = 8;
   const int64_t blocks = n / kQK;
   __m512 acc[kMax];
@@ -129,15 +130,20 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) void DotMultiAv
       dw0 = _cvtsh_ss(w[b].d);
       dw1 = _cvtsh_ss(w[b + 1].d);
     }
+    const __mmask64 w_negative = _mm512_movepi8_mask(qw);
+    const __m512i w_abs = _mm512_abs_epi8(qw);
     for (int v = 0; v < nv; ++v) {
       const BlockQ8_0* x = xs[v];
       const __m512i qx = _mm512_inserti64x4(
           _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs))),
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b + 1].qs)), 1);
-      const float d0 = dw0 * _cvtsh_ss(x[b].d);
-      const float d1 = dw1 * _cvtsh_ss(x[b + 1].d);
+      const float d0 = dw0 * x_scales[v][b];
+      const float d1 = dw1 * x_scales[v][b + 1];
       const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d0), _mm512_set1_ps(d1));
-      acc[v] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(DotBytes512(qw, qx)), acc[v]);
+      // DotBytes512(qw, qx) with the weight-only half hoisted out of the vector loop.
+      const __m512i signed_x = _mm512_mask_sub_epi8(qx, w_negative, _mm512_setzero_si512(), qx);
+      const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w_abs, signed_x);
+      acc[v] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(dot), acc[v]);
     }
   }
   for (int v = 0; v < nv; ++v) {
@@ -163,14 +169,14 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) void DotMultiAv
   }
 }
 
-void DotQ4_0MultiAvx512Vnni(const BlockQ4_0* w, const BlockQ8_0* const* xs, int nv, int64_t n,
-                            float* out) {
-  DotMultiAvx512Vnni<true>(w, xs, nv, n, out);
+void DotQ4_0MultiAvx512Vnni(const BlockQ4_0* w, const BlockQ8_0* const* xs,
+                            const float* const* x_scales, int nv, int64_t n, float* out) {
+  DotMultiAvx512Vnni<true>(w, xs, x_scales, nv, n, out);
 }
 
-void DotQ8_0MultiAvx512Vnni(const BlockQ8_0* w, const BlockQ8_0* const* xs, int nv, int64_t n,
-                            float* out) {
-  DotMultiAvx512Vnni<false>(w, xs, nv, n, out);
+void DotQ8_0MultiAvx512Vnni(const BlockQ8_0* w, const BlockQ8_0* const* xs,
+                            const float* const* x_scales, int nv, int64_t n, float* out) {
+  DotMultiAvx512Vnni<false>(w, xs, x_scales, nv, n, out);
 }
 
 __attribute__((target("avx2,avxvnni,fma,f16c"))) float DotQ8_0AvxVnni(const BlockQ8_0* w,

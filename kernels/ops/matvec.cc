@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/ops/thread_pool.h"
+#include "kernels/quant/fp16.h"
 
 namespace evald::kernels {
 
@@ -17,6 +18,10 @@ void MatVec::ApplyBatch(const WeightMatrix& w, const float* x, int batch, float*
     xq_.resize(static_cast<size_t>(blocks * batch));
     for (int b = 0; b < batch; ++b)
       QuantizeRowQ8_0(x + b * w.cols, xq_.data() + b * blocks, w.cols);
+    if (batch > 1) {
+      xq_scales_.resize(xq_.size());
+      for (size_t i = 0; i < xq_.size(); ++i) xq_scales_[i] = Fp16ToFp32(xq_[i].d);
+    }
   }
   auto rows = [&](int64_t begin, int64_t end) { Rows(w, x, batch, y, begin, end); };
   if (pool_) {
@@ -37,14 +42,20 @@ void MatVec::Rows(const WeightMatrix& w, const float* x, int batch, float* y, in
     if (multi) {
       // The weight row is read and unpacked once for up to 8 vectors at a time.
       const BlockQ8_0* xs[8];
+      const float* scales[8];
       float out[8];
       for (int b0 = 0; b0 < batch; b0 += 8) {
         const int nv = std::min(8, batch - b0);
-        for (int v = 0; v < nv; ++v) xs[v] = xq_.data() + (b0 + v) * blocks;
+        for (int v = 0; v < nv; ++v) {
+          xs[v] = xq_.data() + (b0 + v) * blocks;
+          scales[v] = xq_scales_.data() + (b0 + v) * blocks;
+        }
         if (w.type == GgmlType::kQ4_0) {
-          DotQ4_0MultiAvx512Vnni(reinterpret_cast<const BlockQ4_0*>(row), xs, nv, w.cols, out);
+          DotQ4_0MultiAvx512Vnni(reinterpret_cast<const BlockQ4_0*>(row), xs, scales, nv, w.cols,
+                                 out);
         } else {
-          DotQ8_0MultiAvx512Vnni(reinterpret_cast<const BlockQ8_0*>(row), xs, nv, w.cols, out);
+          DotQ8_0MultiAvx512Vnni(reinterpret_cast<const BlockQ8_0*>(row), xs, scales, nv, w.cols,
+                                 out);
         }
         for (int v = 0; v < nv; ++v) y[(b0 + v) * w.rows + r] = out[v];
       }

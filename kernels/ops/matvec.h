@@ -42,6 +42,7 @@ class MatVec {
   Isa isa_;
   ThreadPool* pool_;
   std::vector<BlockQ8_0> xq_;
+  std::vector<float> xq_scales_;  // the scales of xq_ as float, for the multi-vector kernels
 };
 
 }  // namespace evald::kernels
