@@ -8,10 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 TOKENS=32
 N=20
+BANDWIDTH=47.5  # GB/s, this machine (../shared/models/README.md)
 while [ $# -gt 0 ]; do
   case "$1" in
     --tokens) TOKENS="$2"; shift 2 ;;
     --n) N="$2"; shift 2 ;;
+    --bandwidth) BANDWIDTH="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -30,7 +32,7 @@ for type in q4_0 q8_0; do
   ref=$(cd "$REF_DIR" && node llama_cpp_reference.mjs "$TMP/tl-$type.gguf" \
     "{\"timing\": {\"prompt\": \"Once upon a time\", \"tokens\": $TOKENS, \"threads\": 1}}" 2>/dev/null |
     python3 -c "import json,sys; print('%.2f' % json.load(sys.stdin)['timing']['tokens_per_second'])")
-  ours=$("$EVALD" bench decode --model "$TMP/tl-$type.gguf" --tokens "$TOKENS" --n "$N")
+  ours=$("$EVALD" bench decode --model "$TMP/tl-$type.gguf" --tokens "$TOKENS" --n "$N" --bandwidth "$BANDWIDTH")
   evald_tps=$(echo "$ours" | sed -n 's/^decode: \([0-9.]*\) tok\/s.*/\1/p')
   echo "$type: llama.cpp $ref tok/s | evald $evald_tps tok/s | ratio $(python3 -c "print(f'{$evald_tps/$ref:.2f}x')")"
   echo "$ours" | sed -n '2,$p' | sed 's/^/  evald /'

@@ -30,6 +30,10 @@ Status LoadMatrix(const GgufFile& f, const std::string& name, int64_t cols, int6
                                      std::string(Traits(static_cast<uint32_t>(t->type))->name) +
                                      " is not supported by the decoding core yet");
   }
+  if ((t->type == GgmlType::kF32 && reinterpret_cast<uintptr_t>(t->data) % alignof(float) != 0) ||
+      ((t->type == GgmlType::kF16 || t->type == GgmlType::kBF16) &&
+       reinterpret_cast<uintptr_t>(t->data) % alignof(uint16_t) != 0))
+    return Status::Corruption("tensor " + name + " is misaligned for its type");
   out->type = t->type;
   out->data = t->data;
   out->cols = cols;
