@@ -48,8 +48,6 @@ const char* IsaName(Isa isa) {
   }
 }
 
-namespace {
-
 float DotQ8_0Scalar(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n) {
   float sum = 0;
   for (int64_t b = 0; b < n / kQK; ++b) {
@@ -72,6 +70,8 @@ float DotQ4_0Scalar(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n) {
   }
   return sum;
 }
+
+namespace {
 
 // Sum of int8 x int8 products in each 32-byte lane group, as 8 int32.
 __attribute__((target("avx2,fma,f16c"))) inline __m256 MulSumI8(__m256i a, __m256i b) {

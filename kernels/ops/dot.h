@@ -30,6 +30,10 @@ void DotQ4_0MultiAvx512Vnni(const BlockQ4_0* w, const BlockQ8_0* const* xs,
 void DotQ8_0MultiAvx512Vnni(const BlockQ8_0* w, const BlockQ8_0* const* xs,
                             const float* const* x_scales, int nv, int64_t n, float* out);
 
+// The portable oracles (also the SIMD kernels' tails).
+float DotQ8_0Scalar(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n);
+float DotQ4_0Scalar(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n);
+
 float DotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n, Isa isa);
 float DotQ4_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n, Isa isa);
 float DotF32(const float* w, const float* x, int64_t n);

@@ -66,11 +66,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) float DotQ8_0Av
     acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(DotBytes512(qw, qx)), acc);
   }
   float sum = _mm512_reduce_add_ps(acc);
-  for (; b < blocks; ++b) {
-    int32_t s = 0;
-    for (int j = 0; j < kQK; ++j) s += w[b].qs[j] * x[b].qs[j];
-    sum += static_cast<float>(s) * (_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
-  }
+  if (b < blocks) sum += DotQ8_0Scalar(w + b, x + b, kQK);  // an odd last block
   return sum;
 }
 
@@ -91,14 +87,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) float DotQ4_0Av
     acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(DotBytes512(qw, qx)), acc);
   }
   float sum = _mm512_reduce_add_ps(acc);
-  for (; b < blocks; ++b) {
-    int32_t s0 = 0, s1 = 0;
-    for (int j = 0; j < kQK / 2; ++j) {
-      s0 += ((w[b].qs[j] & 0x0F) - 8) * x[b].qs[j];
-      s1 += ((w[b].qs[j] >> 4) - 8) * x[b].qs[j + kQK / 2];
-    }
-    sum += static_cast<float>(s0 + s1) * (_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
-  }
+  if (b < blocks) sum += DotQ4_0Scalar(w + b, x + b, kQK);  // an odd last block
   return sum;
 }
 
@@ -149,20 +138,10 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) void DotMultiAv
   for (int v = 0; v < nv; ++v) {
     float sum = _mm512_reduce_add_ps(acc[v]);
     if (b < blocks) {  // an odd last block, as the single-vector kernels do it
-      const BlockQ8_0* x = xs[v];
       if constexpr (kQ4) {
-        const BlockQ4_0* w = static_cast<const BlockQ4_0*>(w_row);
-        int32_t s0 = 0, s1 = 0;
-        for (int j = 0; j < kQK / 2; ++j) {
-          s0 += ((w[b].qs[j] & 0x0F) - 8) * x[b].qs[j];
-          s1 += ((w[b].qs[j] >> 4) - 8) * x[b].qs[j + kQK / 2];
-        }
-        sum += static_cast<float>(s0 + s1) * (_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
+        sum += DotQ4_0Scalar(static_cast<const BlockQ4_0*>(w_row) + b, xs[v] + b, kQK);
       } else {
-        const BlockQ8_0* w = static_cast<const BlockQ8_0*>(w_row);
-        int32_t s = 0;
-        for (int j = 0; j < kQK; ++j) s += w[b].qs[j] * x[b].qs[j];
-        sum += static_cast<float>(s) * (_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
+        sum += DotQ8_0Scalar(static_cast<const BlockQ8_0*>(w_row) + b, xs[v] + b, kQK);
       }
     }
     out[v] = sum;
