@@ -55,9 +55,11 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
   }
   const auto& s = report.summary();
   out << "\n"
-      << fmt::format("{} problems, {} samples, {} distinct simulations, {:.1f} s ({}, {})\n",
-                     s.problems(), s.samples(), s.simulations(), s.wall_seconds(),
-                     report.simulator(), report.simulator_version());
+      << fmt::format(
+             "{} problems, {} samples, {} simulations, {} verdicts from the cache, {:.1f} s ({}, "
+             "{})\n",
+             s.problems(), s.samples(), s.simulations(), s.cache_hits(), s.wall_seconds(),
+             report.simulator(), report.simulator_version());
   for (int k : ks) {
     std::string key = std::to_string(k);
     auto it = s.pass_at().find(key);
