@@ -305,6 +305,11 @@ Status RunManager::SaveRun(const v1::Run& run) {
 }
 
 void RunManager::Finish(v1::Run* run, v1::RunState state, const std::string& reason) {
+  {
+    // The run stops counting towards the queue depth before anyone can see it ended.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (running_ == run->id()) running_.clear();
+  }
   run->set_state(state);
   run->set_state_reason(reason);
   run->set_finished_unix_ms(NowMs());
