@@ -44,6 +44,10 @@ void PrintComparison(const v1::Comparison& c, std::ostream& out) {
   list("gained by B (A never passes)", c.gained());
   list("lost by B (B never passes)", c.lost());
   out << c.conclusion() << "\n";
+  if (c.has_a_serving() || c.has_b_serving()) {
+    out << "\n";
+    PrintServingComparison(c.a_serving(), c.b_serving(), out);
+  }
 }
 
 // A report from a JSON file, or (with a store) the report of a daemon run with that id.

@@ -1,6 +1,7 @@
 // evald command line. Subcommands:
 //   evald eval           grade a samples JSONL against a verilog-eval dataset
 //   evald dataset check  run every reference against its testbench (calibration report)
+//   evald run            sample a checkpoint (GGUF, endpoint, recorded), grade, score
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "evald/cli/compare_and_gate.h"
 #include "evald/cli/model_commands.h"
 #include "evald/cli/report_io.h"
+#include "evald/cli/run_command.h"
 #include "evald/cli/serve_command.h"
 #include "evald/eval/evaluation.h"
 #include "evald/eval/report_printer.h"
@@ -124,6 +126,7 @@ int main(int argc, char** argv) {
   RegisterCompareCommand(app, &run);
   RegisterGateCommand(app, &run);
   RegisterServeCommand(app, &run);
+  RegisterRunCommand(app, &run);
   RegisterExportCommand(app, &run);
   RegisterModelCommands(app, &run);
 

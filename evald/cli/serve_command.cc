@@ -10,6 +10,7 @@
 #include "evald/leaderboard/leaderboard.h"
 #include "evald/server/api.h"
 #include "evald/server/http_server.h"
+#include "evald/server/openai_routes.h"
 #include "evald/server/run_manager.h"
 #include "evald/store/store.h"
 
@@ -50,6 +51,9 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
     int jobs = 2;
     size_t max_body_mb = 64;
     int timeout_s = 30;
+    std::string model, model_name;
+    int decode_threads = 1;
+    int max_generations = 16;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("serve", "run the evald daemon (REST API under /v1)");
@@ -61,6 +65,16 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
   cmd->add_option("--max-body-mb", f->max_body_mb, "largest request body");
   cmd->add_option("--timeout", f->timeout_s, "read/write timeout in seconds");
+  cmd->add_option("--model", f->model,
+                  "a GGUF file to serve as an OpenAI-compatible endpoint (/v1/completions, "
+                  "/v1/chat/completions, /v1/models)");
+  cmd->add_option("--model-name", f->model_name, "the served model's name (default: the file's)");
+  cmd->add_option("--decode-threads", f->decode_threads,
+                  "threads of the decoding core (served model and core-backend runs)")
+      ->check(CLI::Range(1, 256));
+  cmd->add_option("--max-generations", f->max_generations,
+                  "completion requests in progress at once; more get 503")
+      ->check(CLI::Range(1, 1024));
   cmd->callback([f, run] {
     *run = [f]() -> int {
       size_t colon = f->listen.rfind(':');
@@ -94,10 +108,25 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
       RunManagerOptions run_opts;
       run_opts.jobs = f->jobs;
       run_opts.datasets = *datasets;
+      run_opts.backend.decode_threads = f->decode_threads;
+      std::unique_ptr<OpenAiRoutes> completions;
+      if (!f->model.empty()) {
+        auto engine = CoreEngine::Load(f->model, f->decode_threads);
+        if (!engine.ok()) return Fail(engine.status());
+        completions = std::make_unique<OpenAiRoutes>(std::shared_ptr<CoreEngine>(std::move(*engine)),
+                                                     f->model_name, *tokens);
+        spdlog::info("serving {} as model '{}'", f->model, completions->model_name());
+      }
       RunManager runs(store->get(), run_opts);
       if (Status st = runs.Start(); !st.ok()) return Fail(st);
       Api api(&runs, *tokens);
       HttpServer server(http_opts, [&api](const HttpRequest& req) { return api.Handle(req); });
+      if (completions)
+        server.SetLongHandler(&OpenAiRoutes::Matches,
+                              [&completions](const HttpRequest& req, HttpResponder& out) {
+                                completions->Handle(req, out);
+                              },
+                              f->max_generations);
       if (Status st = server.Start(); !st.ok()) return Fail(st);
       spdlog::info("evald listening on http://{}:{} (store {})", http_opts.address, server.port(),
                    f->data);

@@ -19,6 +19,8 @@ const char* CodeName(Status::Code code) {
       return "unavailable";
     case Status::Code::kInternal:
       return "internal error";
+    case Status::Code::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }

@@ -20,7 +20,8 @@ class Status {
     kIoError,
     kCorruption,
     kUnavailable,
-    kInternal
+    kInternal,
+    kCancelled
   };
 
   Status() = default;
@@ -33,6 +34,7 @@ class Status {
   static Status Corruption(std::string msg) { return {Code::kCorruption, std::move(msg)}; }
   static Status Unavailable(std::string msg) { return {Code::kUnavailable, std::move(msg)}; }
   static Status Internal(std::string msg) { return {Code::kInternal, std::move(msg)}; }
+  static Status Cancelled(std::string msg) { return {Code::kCancelled, std::move(msg)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

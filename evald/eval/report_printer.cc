@@ -96,6 +96,7 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
       out << fmt::format("  line {}: {}\n", e.line(), e.message());
     }
   }
+  if (report.has_serving()) PrintServingMetrics(report.serving(), out);
 }
 
 void PrintDatasetCheck(const v1::DatasetCheckReport& report, std::ostream& out) {
@@ -113,6 +114,46 @@ void PrintDatasetCheck(const v1::DatasetCheckReport& report, std::ostream& out) 
       "({} {})\n",
       report.problems_size(), report.gradable(), report.special(), report.ungradable(),
       report.simulator(), report.simulator_version());
+}
+
+namespace {
+
+std::vector<std::pair<std::string, std::string>> ServingRows(const v1::ServingMetrics& m) {
+  auto lat = [](const v1::LatencyStats& l) {
+    return fmt::format("{:.1f} / {:.1f} / {:.1f}", l.mean_ms(), l.median_ms(), l.p99_ms());
+  };
+  bool streamed = m.streamed();
+  return {
+      {"backend", m.backend() + (m.hardware().empty() ? "" : " on " + m.hardware())},
+      {"requests ok / failed / retries",
+       fmt::format("{} / {} / {}", m.completed_requests(), m.failed_requests(), m.retries())},
+      {"input / output tokens",
+       fmt::format("{} / {}{}", m.total_input_tokens(), m.total_output_tokens(),
+                   m.usage_reported() ? "" : " (some counted as chunks)")},
+      {"duration (s)", fmt::format("{:.2f}", m.duration_s())},
+      {"request throughput (req/s)", fmt::format("{:.3f}", m.request_throughput())},
+      {"output throughput (tok/s)", fmt::format("{:.1f}", m.output_token_throughput())},
+      {"TTFT mean/median/p99 (ms)", streamed ? lat(m.ttft()) : "- (not streamed)"},
+      {"TPOT mean/median/p99 (ms)", streamed ? lat(m.tpot()) : "- (not streamed)"},
+      {"ITL mean/median/p99 (ms)", streamed ? lat(m.itl()) : "- (not streamed)"},
+      {"E2E mean/median/p99 (ms)", lat(m.e2e())},
+      {"samples from stored generations", std::to_string(m.cached_samples())},
+  };
+}
+
+}  // namespace
+
+void PrintServingMetrics(const v1::ServingMetrics& m, std::ostream& out) {
+  out << "serving (" << m.endpoint() << ")\n";
+  for (const auto& [k, v] : ServingRows(m)) out << fmt::format("  {:<34} {}\n", k, v);
+}
+
+void PrintServingComparison(const v1::ServingMetrics& a, const v1::ServingMetrics& b,
+                            std::ostream& out) {
+  auto ra = ServingRows(a), rb = ServingRows(b);
+  out << fmt::format("{:<34} {:<28} {}\n", "serving", "A", "B");
+  for (size_t i = 0; i < ra.size(); ++i)
+    out << fmt::format("{:<34} {:<28} {}\n", ra[i].first, ra[i].second, rb[i].second);
 }
 
 }  // namespace evald

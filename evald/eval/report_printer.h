@@ -10,6 +10,10 @@
 namespace evald {
 
 void PrintEvalReport(const v1::EvalReport& report, std::ostream& out);
+// Serving metrics of one run, or of two side by side (A and B columns).
+void PrintServingMetrics(const v1::ServingMetrics& m, std::ostream& out);
+void PrintServingComparison(const v1::ServingMetrics& a, const v1::ServingMetrics& b,
+                            std::ostream& out);
 void PrintDatasetCheck(const v1::DatasetCheckReport& report, std::ostream& out);
 
 // protobuf JSON with the .proto field names and every field present; `pretty` indents it.

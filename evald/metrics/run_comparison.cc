@@ -36,6 +36,8 @@ v1::Comparison CompareReports(const v1::EvalReport& a, const v1::EvalReport& b,
   out.set_a(options.label_a);
   out.set_b(options.label_b);
   out.set_alpha(options.alpha);
+  if (a.has_serving()) *out.mutable_a_serving() = a.serving();
+  if (b.has_serving()) *out.mutable_b_serving() = b.serving();
   std::map<std::string, const v1::ProblemResult*> pa, pb;
   for (const auto& p : a.problems()) pa[p.problem()] = &p;
   for (const auto& p : b.problems()) pb[p.problem()] = &p;

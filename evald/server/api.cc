@@ -37,6 +37,7 @@ const std::vector<Route>& RouteTable() {
       {http::verb::get, "/v1/runs/{id}/samples", "read"},
       {http::verb::get, "/v1/runs/{id}/report", "read"},
       {http::verb::post, "/v1/runs/{id}/cancel", "submit"},
+      {http::verb::post, "/v1/runs/{id}/resume", "submit"},
       {http::verb::get, "/v1/compare", "read"},
       {http::verb::get, "/v1/leaderboard", "read"},
   };
@@ -301,6 +302,11 @@ HttpResponse Api::Handle(const HttpRequest& req) {
     v1::CancelRunRequest body;
     if (Status st = ParseBody(req, &body); !st.ok()) return fail(st);
     if (Status st = runs_->Cancel(id, body.reason()); !st.ok()) return fail(st);
+    auto run = runs_->GetRun(id);
+    return run.ok() ? ok(*run, http::status::accepted) : fail(run.status());
+  }
+  if (p == "/v1/runs/{id}/resume") {
+    if (Status st = runs_->Resume(id); !st.ok()) return fail(st);
     auto run = runs_->GetRun(id);
     return run.ok() ? ok(*run, http::status::accepted) : fail(run.status());
   }

@@ -15,11 +15,26 @@ using tcp = net::ip::tcp;
 
 namespace {
 
+// What every session of one server shares.
+struct ServerShared {
+  HttpServerOptions options;
+  HttpServer::Handler handler;
+  std::function<bool(const HttpRequest&)> long_match;
+  HttpServer::LongHandler long_handler;
+  int max_long = 16;
+  std::atomic<bool> stopping{false};
+  std::atomic<int> in_flight{0};    // requests being handled or answered
+  std::atomic<int> long_active{0};  // long handlers' threads alive
+};
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket&& socket, const HttpServerOptions& options,
-          const HttpServer::Handler& handler, std::atomic<int>& in_flight)
-      : stream_(std::move(socket)), options_(options), handler_(handler), in_flight_(in_flight) {}
+  Session(tcp::socket&& socket, ServerShared& shared)
+      : stream_(std::move(socket)),
+        options_(shared.options),
+        handler_(shared.handler),
+        in_flight_(shared.in_flight),
+        shared_(shared) {}
 
   void Run() {
     net::dispatch(stream_.get_executor(),
@@ -57,8 +72,9 @@ class Session : public std::enable_shared_from_this<Session> {
                   true, false, true);
     }
     first_ = false;
-    ++in_flight_;
     HttpRequest req = parser_->release();
+    if (shared_.long_match && shared_.long_match(req)) return StartLong(std::move(req));
+    ++in_flight_;
     HttpResponse res;
     try {
       res = handler_(req);
@@ -68,6 +84,102 @@ class Session : public std::enable_shared_from_this<Session> {
           JsonResponse(req, http::status::internal_server_error, "{\"error\":\"internal error\"}");
     }
     Send(std::move(res), !req.keep_alive(), /*counted=*/true);
+  }
+
+  // Synchronous writes on the socket from a long handler's thread; the session has no
+  // asynchronous operation pending meanwhile.
+  class Responder : public HttpResponder {
+   public:
+    Responder(Session& session, const HttpRequest& req) : s_(session), req_(req) {}
+    void Respond(HttpResponse res) override {
+      if (started_) return;
+      started_ = true;
+      res.keep_alive(req_.keep_alive());
+      res.prepare_payload();
+      beast::error_code ec;
+      http::write(s_.stream_.socket(), res, ec);
+      ok_ = !ec;
+    }
+    bool BeginStream(http::status status, const std::string& content_type) override {
+      if (started_) return false;
+      started_ = streaming_ = true;
+      http::response<http::empty_body> head{status, req_.version() ? req_.version() : 11};
+      head.set(http::field::server, "evald");
+      head.set(http::field::content_type, content_type);
+      head.set(http::field::cache_control, "no-cache");
+      head.keep_alive(req_.keep_alive());
+      head.chunked(true);
+      http::response_serializer<http::empty_body> sr{head};
+      beast::error_code ec;
+      http::write_header(s_.stream_.socket(), sr, ec);
+      ok_ = !ec;
+      return ok_;
+    }
+    bool Write(std::string_view data) override {
+      if (!ok_ || !streaming_ || data.empty()) return ok_;
+      beast::error_code ec;
+      net::write(s_.stream_.socket(), http::make_chunk(net::const_buffer(data.data(), data.size())),
+                 ec);
+      ok_ = !ec;
+      return ok_;
+    }
+    void End() override {
+      if (!ok_ || !streaming_ || ended_) return;
+      ended_ = true;
+      beast::error_code ec;
+      net::write(s_.stream_.socket(), http::make_chunk_last(), ec);
+      ok_ = !ec;
+    }
+    bool started() const override { return started_; }
+    bool stopping() const override { return s_.shared_.stopping; }
+    bool reusable() const { return ok_ && started_ && (!streaming_ || ended_); }
+
+   private:
+    Session& s_;
+    const HttpRequest& req_;
+    bool started_ = false, streaming_ = false, ended_ = false, ok_ = true;
+  };
+
+  void StartLong(HttpRequest req) {
+    if (shared_.long_active.load() >= shared_.max_long) {
+      ++in_flight_;
+      auto res = JsonResponse(req, http::status::service_unavailable,
+                              "{\"error\":{\"message\":\"too many requests in progress; retry "
+                              "later\",\"type\":\"server_busy\"}}");
+      res.set(http::field::retry_after, "1");
+      return Send(std::move(res), !req.keep_alive(), /*counted=*/true);
+    }
+    ++shared_.long_active;
+    ++in_flight_;
+    stream_.expires_never();
+    std::thread([self = shared_from_this(), req = std::move(req)]() mutable {
+      ServerShared& shared = self->shared_;
+      bool keep = false;
+      {
+        Responder responder(*self, req);
+        try {
+          shared.long_handler(req, responder);
+        } catch (const std::exception& e) {
+          spdlog::error("handler threw: {}", e.what());
+        }
+        if (!responder.started())
+          responder.Respond(JsonResponse(req, http::status::internal_server_error,
+                                         "{\"error\":\"internal error\"}"));
+        if (!responder.reusable()) {
+          beast::error_code ec;
+          self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+        }
+        keep = responder.reusable() && req.keep_alive() && !shared.stopping;
+      }
+      --self->in_flight_;
+      if (keep) {
+        net::post(self->stream_.get_executor(), [s = self] { s->Read(); });
+      } else {
+        net::post(self->stream_.get_executor(), [s = self] { s->Close(); });
+      }
+      self.reset();
+      --shared.long_active;
+    }).detach();
   }
 
   // After refusing a request mid-body, keep reading (and discarding) for a while so that the
@@ -112,32 +224,38 @@ class Session : public std::enable_shared_from_this<Session> {
   const HttpServerOptions& options_;
   const HttpServer::Handler& handler_;
   std::atomic<int>& in_flight_;
+  ServerShared& shared_;
   bool first_ = true;
 };
 
 }  // namespace
 
 struct HttpServer::Impl {
-  HttpServerOptions options;
-  Handler handler;
+  ServerShared shared;
+  HttpServerOptions& options = shared.options;
   net::io_context ioc;
   tcp::acceptor acceptor{ioc};
   std::vector<std::thread> threads;
-  std::atomic<bool> stopping{false};
-  std::atomic<int> in_flight{0};  // requests being handled or answered
 
   void Accept() {
     acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
-      if (stopping) return;
-      if (!ec) std::make_shared<Session>(std::move(socket), options, handler, in_flight)->Run();
+      if (shared.stopping) return;
+      if (!ec) std::make_shared<Session>(std::move(socket), shared)->Run();
       Accept();
     });
   }
 };
 
 HttpServer::HttpServer(HttpServerOptions options, Handler handler) : impl_(new Impl) {
-  impl_->options = std::move(options);
-  impl_->handler = std::move(handler);
+  impl_->shared.options = std::move(options);
+  impl_->shared.handler = std::move(handler);
+}
+
+void HttpServer::SetLongHandler(std::function<bool(const HttpRequest&)> match,
+                                LongHandler handler, int max_concurrent) {
+  impl_->shared.long_match = std::move(match);
+  impl_->shared.long_handler = std::move(handler);
+  impl_->shared.max_long = std::max(1, max_concurrent);
 }
 
 HttpServer::~HttpServer() {
@@ -165,15 +283,18 @@ Status HttpServer::Start() {
 
 void HttpServer::Stop() {
   if (!impl_ || impl_->threads.empty()) return;
-  impl_->stopping = true;
+  impl_->shared.stopping = true;
   net::post(impl_->ioc, [this] {
     beast::error_code ec;
     impl_->acceptor.close(ec);
   });
-  // Requests already being served are answered (up to the write timeout); idle keep-alive
-  // connections are then dropped with the I/O threads.
+  // Requests already being served are answered (up to the write timeout); long handlers see
+  // `stopping` and wind up; idle keep-alive connections are then dropped with the I/O threads.
   auto deadline = std::chrono::steady_clock::now() + impl_->options.write_timeout;
-  while (impl_->in_flight > 0 && std::chrono::steady_clock::now() < deadline)
+  while (impl_->shared.in_flight > 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // A long handler's thread touches the session until it ends: wait for all of them.
+  while (impl_->shared.long_active > 0)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   impl_->ioc.stop();
   for (auto& t : impl_->threads) t.join();

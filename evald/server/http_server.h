@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -32,12 +33,33 @@ struct HttpServerOptions {
   std::chrono::seconds idle_timeout{60};  // keep-alive
 };
 
+// How a long-running handler answers: a whole response, or a chunked stream (server-sent
+// events). Calls are synchronous writes from the handler's own thread.
+class HttpResponder {
+ public:
+  virtual ~HttpResponder() = default;
+  virtual void Respond(HttpResponse response) = 0;
+  // Sends the head of a chunked response; false when the client is gone.
+  virtual bool BeginStream(http::status status, const std::string& content_type) = 0;
+  virtual bool Write(std::string_view data) = 0;  // one chunk; false when the client is gone
+  virtual void End() = 0;
+  virtual bool started() const = 0;   // something was sent
+  virtual bool stopping() const = 0;  // the server is shutting down: finish quickly
+};
+
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
+  using LongHandler = std::function<void(const HttpRequest&, HttpResponder&)>;
 
   HttpServer(HttpServerOptions options, Handler handler);
   ~HttpServer();
+
+  // Requests `match` picks are served by `handler` on a thread of their own (generation takes
+  // seconds; the I/O threads must not wait for it); beyond `max_concurrent` such requests the
+  // server answers 503. Set before Start.
+  void SetLongHandler(std::function<bool(const HttpRequest&)> match, LongHandler handler,
+                      int max_concurrent = 16);
 
   Status Start();  // binds and starts the I/O threads
   uint16_t port() const { return bound_port_; }

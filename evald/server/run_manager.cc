@@ -6,6 +6,8 @@
 #include <chrono>
 
 #include "datasets/code_extractor.h"
+#include "datasets/prompt_builder.h"
+#include "evald/metrics/serving_metrics.h"
 #include "evald/common/hash.h"
 #include "evald/eval/evaluation.h"
 #include "evald/eval/samples_reader.h"
@@ -31,6 +33,26 @@ bool Terminal(v1::RunState s) {
 // Time-ordered, unique ids: readable in listings, sortable by creation.
 std::string NewId(const char* prefix) {
   return fmt::format("{}-{:013d}-{}", prefix, NowMs(), RandomHex(4));
+}
+
+// Extracts the code of a sample's raw completion by the benchmark's rules.
+void ExtractInto(Task task, const Problem& problem, v1::StoredSample* stored) {
+  auto* ext = stored->mutable_result()->mutable_extraction();
+  ExtractedCode code = ExtractCode(task, stored->completion(), problem.interface);
+  stored->set_code(std::move(code.code));
+  ext->set_method(code.method);
+  ext->set_interface_prepended(code.interface_prepended);
+  ext->clear_notes();
+  for (auto& n : code.notes) ext->add_notes(n);
+  stored->mutable_result()->set_code_sha256(Sha256Hex(stored->code()));
+}
+
+PromptOptions PromptOptionsOf(const v1::RunSpec& spec) {
+  PromptOptions o;
+  o.shots = spec.prompt().shots();
+  o.rules = spec.prompt().rules();
+  o.explain = spec.prompt().explain();
+  return o;
 }
 
 }  // namespace
@@ -77,6 +99,7 @@ void RunManager::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     stopping_ = true;
+    abort_running_ = true;
   }
   cv_.notify_all();
   if (executor_.joinable()) executor_.join();
@@ -85,6 +108,7 @@ void RunManager::Stop() {
 Status RunManager::PutCheckpoint(v1::Checkpoint* checkpoint) {
   if (checkpoint->name().empty()) return Status::InvalidArgument("checkpoint needs a name");
   if (checkpoint->name().size() > 256) return Status::InvalidArgument("checkpoint name too long");
+  EVALD_RETURN_IF_ERROR(NormalizeCheckpoint(checkpoint));
   checkpoint->set_id(NewId("ck"));
   checkpoint->set_created_unix_ms(NowMs());
   return store_->Put(Family::kCheckpoints, checkpoint->id(), *checkpoint);
@@ -139,30 +163,61 @@ StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& sam
   }
   for (int k : spec.k())
     if (k < 1 || k > 1000) return Status::InvalidArgument("k must be between 1 and 1000");
-  if (spec.backend().empty()) spec.set_backend("samples");
-  if (spec.backend() != "samples")
-    return Status::InvalidArgument("backend '" + spec.backend() +
-                                   "' is not available: this daemon grades uploaded samples only");
   auto task = ParseTask(spec.task());
   if (!task.ok()) return task.status();
   auto sim = ParseSimulator(spec.simulator());
   if (!sim.ok()) return sim.status();
+  std::optional<v1::Checkpoint> checkpoint;
   if (!spec.checkpoint_id().empty()) {
     auto ck = GetCheckpoint(spec.checkpoint_id());
     if (!ck.ok()) return ck.status();
+    checkpoint = *ck;
+  }
+  if (spec.backend().empty())
+    spec.set_backend(samples_jsonl.empty() && checkpoint ? BackendFor(*checkpoint) : "samples");
+  if (spec.backend() != "samples" && spec.backend() != "remote" && spec.backend() != "core" &&
+      spec.backend() != "recorded")
+    return Status::InvalidArgument("backend must be samples, remote, core or recorded, not '" +
+                                   spec.backend() + "'");
+  if (spec.backend() != "samples") {
+    if (!checkpoint)
+      return Status::InvalidArgument("backend " + spec.backend() + " needs a checkpoint_id");
+    if (BackendFor(*checkpoint) != spec.backend())
+      return Status::InvalidArgument("checkpoint " + checkpoint->id() + " (format " +
+                                     checkpoint->format() + ") cannot be sampled by backend " +
+                                     spec.backend());
+    if (!samples_jsonl.empty())
+      return Status::InvalidArgument("samples_jsonl is for backend samples only");
+    EVALD_RETURN_IF_ERROR(NormalizeSampling(spec.mutable_sampling()));
+    if (spec.prompt().shots() < 0 || spec.prompt().shots() > 4)
+      return Status::InvalidArgument("prompt.shots must be 0..4");
+    if (spec.hardware().empty()) spec.set_hardware(checkpoint->hardware());
   }
   auto ds = LoadDataset(spec.dataset(), *task);
   if (!ds.ok()) return ds.status();
 
-  SamplesFile file = ParseSamplesJsonl(samples_jsonl);
   v1::Run run;
   run.set_id(NewId("run"));
   *run.mutable_spec() = spec;
   run.set_state(v1::QUEUED);
   run.set_created_unix_ms(NowMs());
+  auto batch = store_->NewBatch();
+  if (spec.backend() != "samples") {
+    EVALD_RETURN_IF_ERROR(AddSamplingSamples(spec, **ds, *task, &run, &batch));
+    batch.Put(Family::kRuns, run.id(), run);
+    EVALD_RETURN_IF_ERROR(store_->Write(batch));
+    ++counters_.runs_created;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(run.id());
+    }
+    cv_.notify_all();
+    return run;
+  }
+
+  SamplesFile file = ParseSamplesJsonl(samples_jsonl);
   for (const auto& e : file.errors) *run.add_input_errors() = e;
 
-  auto batch = store_->NewBatch();
   std::map<std::string, int> next_index;
   std::set<std::pair<std::string, int>> seen;
   int total = 0;
@@ -189,22 +244,18 @@ StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& sam
     stored.set_problem(s.problem);
     stored.set_index(index);
     stored.set_line(s.line);
-    auto* ext = stored.mutable_result()->mutable_extraction();
+    stored.set_generated(true);
     if (s.has_code) {
       stored.set_code(s.text);
-      ext->set_method("given");
+      stored.mutable_result()->mutable_extraction()->set_method("given");
+      stored.mutable_result()->set_code_sha256(Sha256Hex(stored.code()));
     } else {
       stored.set_completion(s.text);
-      ExtractedCode code = ExtractCode(*task, s.text, problem->interface);
-      stored.set_code(std::move(code.code));
-      ext->set_method(code.method);
-      ext->set_interface_prepended(code.interface_prepended);
-      for (auto& n : code.notes) ext->add_notes(n);
+      ExtractInto(*task, *problem, &stored);
     }
     stored.mutable_result()->set_problem(s.problem);
     stored.mutable_result()->set_index(index);
     stored.mutable_result()->set_line(s.line);
-    stored.mutable_result()->set_code_sha256(Sha256Hex(stored.code()));
     batch.Put(Family::kSamples, SampleKey(run.id(), s.problem, index), stored);
     ++total;
   }
@@ -224,6 +275,59 @@ StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& sam
   }
   cv_.notify_all();
   return run;
+}
+
+Status RunManager::AddSamplingSamples(const v1::RunSpec& spec, const Dataset& dataset, Task task,
+                                      v1::Run* run, Store::Batch* batch) {
+  std::vector<const Problem*> problems;
+  if (spec.problems_size() == 0) {
+    for (const auto& p : dataset.problems()) problems.push_back(&p);
+  } else {
+    std::set<std::string> seen;
+    for (const auto& name : spec.problems()) {
+      const Problem* p = dataset.Find(name);
+      if (!p) return Status::InvalidArgument("unknown problem '" + name + "' in problems");
+      if (seen.insert(name).second) problems.push_back(p);
+    }
+  }
+  if (problems.empty()) return Status::InvalidArgument("the dataset has no problems");
+  const int n = spec.sampling().n();
+  if (static_cast<int64_t>(problems.size()) * n > 1'000'000)
+    return Status::InvalidArgument("more than a million samples in one run");
+  for (const Problem* p : problems) {
+    // The prompts are built again when the run executes; fail now if one cannot be.
+    auto prompt = BuildPrompt(dataset, *p, PromptOptionsOf(spec));
+    if (!prompt.ok()) return prompt.status().Annotate(p->name);
+    for (int i = 0; i < n; ++i) {
+      v1::StoredSample stored;
+      stored.set_run_id(run->id());
+      stored.set_problem(p->name);
+      stored.set_index(i);
+      stored.mutable_result()->set_problem(p->name);
+      stored.mutable_result()->set_index(i);
+      batch->Put(Family::kSamples, SampleKey(run->id(), p->name, i), stored);
+    }
+  }
+  (void)task;
+  run->set_samples_total(static_cast<int>(problems.size()) * n);
+  return Status::Ok();
+}
+
+Status RunManager::Resume(const std::string& id) {
+  auto run = GetRun(id);
+  if (!run.ok()) return run.status();
+  if (run->state() != v1::FAILED && run->state() != v1::CANCELLED)
+    return Status::InvalidArgument("run " + id + " is " + v1::RunState_Name(run->state()) +
+                                   "; only FAILED or CANCELLED runs resume");
+  run->set_state(v1::QUEUED);
+  run->set_state_reason("resumed");
+  run->set_finished_unix_ms(0);
+  std::lock_guard<std::mutex> lock(mu_);
+  EVALD_RETURN_IF_ERROR(store_->Put(Family::kRuns, id, *run));
+  cancel_requested_.erase(id);
+  queue_.push_back(id);
+  cv_.notify_all();
+  return Status::Ok();
 }
 
 StatusOr<v1::Run> RunManager::GetRun(const std::string& id) const {
@@ -292,6 +396,7 @@ Status RunManager::Cancel(const std::string& id, const std::string& reason) {
     ++counters_.runs_cancelled;
     return store_->Put(Family::kRuns, id, *run);
   }
+  if (running_ == id) abort_running_ = true;
   return Status::Ok();  // the executor notices and stops the running run
 }
 
@@ -332,6 +437,7 @@ void RunManager::ExecutorMain() {
       id = queue_.front();
       queue_.pop_front();
       running_ = id;
+      abort_running_ = cancel_requested_.count(id) > 0;
     }
     Execute(id);
     std::lock_guard<std::mutex> lock(mu_);
@@ -351,6 +457,7 @@ StatusOr<v1::EvalReport> RunManager::Report(const std::string& run_id) const {
   for (const auto& c : run->calibration()) *report.add_calibration() = c;
   for (const auto& e : run->input_errors()) *report.add_input_errors() = e;
   report.set_sandbox_layers(run->sandbox_layers());
+  if (run->has_serving()) *report.mutable_serving() = run->serving();
   Status st =
       store_->Scan(Family::kSamples, run_id + "/", [&](std::string_view, std::string_view value) {
         v1::StoredSample s;
@@ -379,13 +486,17 @@ void RunManager::Execute(const std::string& run_id) {
   auto ds = LoadDataset(run.spec().dataset(), *task);
   if (!ds.ok()) return fail(ds.status());
 
-  // What is left to grade; what was graded before a restart stays as it is.
+  // What is left to sample and to grade; what was done before a restart stays as it is.
+  const bool sampling = run.spec().backend() != "samples" && !run.spec().backend().empty();
   std::vector<v1::StoredSample> pending;
-  int done = 0;
+  std::vector<v1::RequestTiming> timings;  // of every request so far (serving metrics)
+  int done = 0, generated = 0;
   Status scan =
       store_->Scan(Family::kSamples, run_id + "/", [&](std::string_view, std::string_view value) {
         v1::StoredSample s;
         if (!s.ParseFromArray(value.data(), static_cast<int>(value.size()))) return true;
+        if (s.has_request_timing()) timings.push_back(s.request_timing());
+        if (!sampling || s.generated()) ++generated;
         if (s.graded()) {
           ++done;
         } else {
@@ -395,9 +506,25 @@ void RunManager::Execute(const std::string& run_id) {
       });
   if (!scan.ok()) return fail(scan);
   run.set_samples_done(done);
+  run.set_samples_generated(generated);
+  run.set_generation_errors(0);
   run.set_state(v1::RUNNING);
+  run.set_state_reason("");
   if (run.started_unix_ms() == 0) run.set_started_unix_ms(NowMs());
   if (Status st = SaveRun(run); !st.ok()) return fail(st);
+
+  // The backend comes first: a checkpoint that cannot be loaded fails the run before any
+  // sandbox starts.
+  std::unique_ptr<SamplingBackend> backend;
+  v1::Checkpoint checkpoint;
+  if (sampling) {
+    auto ck = GetCheckpoint(run.spec().checkpoint_id());
+    if (!ck.ok()) return fail(ck.status());
+    checkpoint = *ck;
+    auto b = MakeBackend(checkpoint, run.spec(), options_.backend);
+    if (!b.ok()) return fail(b.status());
+    backend = std::move(*b);
+  }
 
   SandboxPool pool(options_.sandbox, options_.jobs);
   if (Status st = pool.Start(); !st.ok()) {
@@ -418,16 +545,20 @@ void RunManager::Execute(const std::string& run_id) {
   CalibrationSet cals =
       CalibrateWithCache(pool, *sim, base, run.simulator_version(), problems, store_);
   counters_.simulations += cals.simulated;
-  run.clear_calibration();
+  // Calibrations of problems graded before a restart are kept; the pending ones refreshed.
+  std::map<std::string, v1::ProblemCalibration> calibration;
+  for (const auto& c : run.calibration()) calibration[c.problem()] = c;
   for (const Problem* p : problems)
-    *run.add_calibration() =
+    calibration[p->name] =
         CalibrationProto(p->name, cals.calibration[p->name], cals.letters[p->name]);
+  run.clear_calibration();
+  for (auto& [name, c] : calibration) *run.add_calibration() = c;
   if (Status st = SaveRun(run); !st.ok()) return fail(st);
 
   const std::string version = run.simulator_version();
-  std::mutex progress_mu;  // one batch at a time: sample verdict + run progress
-  for (auto& sample : pending) {
-    pool.Submit([&, s = &sample](SandboxWorker& worker) {
+  std::mutex progress_mu;  // one batch at a time: sample + run progress
+  auto grade = [&](v1::StoredSample* s) {
+    pool.Submit([&, s](SandboxWorker& worker) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         if (stopping_ || cancel_requested_.count(run_id)) return;
@@ -462,8 +593,168 @@ void RunManager::Execute(const std::string& run_id) {
       batch.Put(Family::kRuns, run_id, run);
       if (store_->Write(batch).ok()) ++counters_.samples_graded;
     });
+  };
+
+  int failed_requests = 0;
+  std::string first_generation_error;
+  if (sampling) {
+    const auto t_sampling = std::chrono::steady_clock::now();
+    std::vector<v1::StoredSample*> to_generate;
+    for (auto& s : pending) {
+      if (s.generated()) {
+        grade(&s);
+      } else {
+        to_generate.push_back(&s);
+      }
+    }
+    // Requests: a problem's missing samples in runs of consecutive indices, as many per request
+    // as the backend takes. Sample i is drawn with seed + i however the requests fall.
+    const v1::SamplingParams& sp = run.spec().sampling();
+    const SamplingSettings settings = SettingsOf(sp);
+    std::map<std::string, Prompt> prompts;
+    std::vector<SampleRequest> requests;
+    std::vector<std::vector<v1::StoredSample*>> members;
+    const int per_request = std::max(1, backend->MaxSamplesPerRequest());
+    auto record_key = [&](const v1::StoredSample& s) {
+      const Prompt& p = prompts[s.problem()];
+      return GenerationKey(checkpoint.id() + "|" + backend->Kind(), p.system, p.user, sp,
+                           sp.seed() + s.index(), s.index());
+    };
+    // A generated sample: extracted, stored with its generation record and the run's progress
+    // in one batch, then graded.
+    auto accept = [&](v1::StoredSample* s, const GeneratedSample& g, bool from_cache,
+                      const v1::RequestTiming* timing) {
+      const Problem* problem = (*ds)->Find(s->problem());
+      s->set_completion(g.text);
+      s->set_finish_reason(g.finish_reason);
+      if (g.completion_tokens >= 0) s->set_completion_tokens(g.completion_tokens);
+      s->set_generated(true);
+      s->clear_generation_error();
+      s->set_from_generation_cache(from_cache);
+      if (timing) *s->mutable_request_timing() = *timing;
+      ExtractInto(*task, *problem, s);
+      v1::GenerationRecord rec;
+      if (!from_cache) {
+        const Prompt& p = prompts[s->problem()];
+        rec.set_checkpoint_id(checkpoint.id());
+        rec.set_system(p.system);
+        rec.set_prompt(p.user);
+        *rec.mutable_sampling() = sp;
+        rec.set_seed(sp.seed() + s->index());
+        rec.set_index(s->index());
+        rec.set_completion(g.text);
+        rec.set_completion_tokens(std::max(0, g.completion_tokens));
+        rec.set_created_unix_ms(NowMs());
+      }
+      {
+        std::lock_guard<std::mutex> lock(progress_mu);
+        run.set_samples_generated(run.samples_generated() + 1);
+        auto batch = store_->NewBatch();
+        batch.Put(Family::kSamples, SampleKey(run_id, s->problem(), s->index()), *s);
+        if (!from_cache) batch.Put(Family::kGenerations, record_key(*s), rec);
+        batch.Put(Family::kRuns, run_id, run);
+        if (Status st = store_->Write(batch); !st.ok())
+          spdlog::error("run {}: storing a sample: {}", run_id, st.ToString());
+      }
+      grade(s);
+    };
+    for (size_t i = 0; i < to_generate.size();) {
+      v1::StoredSample* first = to_generate[i];
+      if (!prompts.count(first->problem())) {
+        auto p = BuildPrompt(**ds, *(*ds)->Find(first->problem()), PromptOptionsOf(run.spec()));
+        if (!p.ok()) return fail(p.status().Annotate(first->problem()));
+        prompts[first->problem()] = std::move(*p);
+      }
+      // Stored generations answer without asking the model again.
+      if (auto rec = store_->LookupGeneration(record_key(*first))) {
+        GeneratedSample g;
+        g.text = rec->completion();
+        g.finish_reason = "cached";
+        g.completion_tokens = rec->completion_tokens();
+        accept(first, g, true, nullptr);
+        ++i;
+        continue;
+      }
+      size_t j = i + 1;
+      while (j < to_generate.size() && static_cast<int>(j - i) < per_request &&
+             to_generate[j]->problem() == first->problem() &&
+             to_generate[j]->index() == to_generate[j - 1]->index() + 1 &&
+             !store_->LookupGeneration(record_key(*to_generate[j])))
+        ++j;
+      SampleRequest r;
+      r.problem = first->problem();
+      r.first_index = first->index();
+      r.n = static_cast<int>(j - i);
+      r.seed = static_cast<uint32_t>(sp.seed() + first->index());
+      r.system = prompts[first->problem()].system;
+      r.user = prompts[first->problem()].user;
+      r.sampling = settings;
+      requests.push_back(std::move(r));
+      members.emplace_back(to_generate.begin() + static_cast<long>(i),
+                           to_generate.begin() + static_cast<long>(j));
+      i = j;
+    }
+    spdlog::info("run {}: {} requests for {} samples to {} {}", run_id, requests.size(),
+                 to_generate.size(), backend->Kind(), backend->Describe());
+    backend->Run(
+        requests,
+        [&](size_t i, SampleResponse resp) {
+          if (!resp.status.ok() || resp.samples.size() != members[i].size()) {
+            std::string why = resp.status.ok() ? "the backend returned a wrong number of samples"
+                                               : resp.status.ToString();
+            std::lock_guard<std::mutex> lock(progress_mu);
+            if (resp.status.code() != Status::Code::kCancelled) {
+              ++failed_requests;
+              if (first_generation_error.empty()) first_generation_error = why;
+            }
+            auto batch = store_->NewBatch();
+            for (v1::StoredSample* s : members[i]) {
+              s->set_generation_error(why);
+              batch.Put(Family::kSamples, SampleKey(run_id, s->problem(), s->index()), *s);
+            }
+            run.set_generation_errors(run.generation_errors() +
+                                      static_cast<int>(members[i].size()));
+            batch.Put(Family::kRuns, run_id, run);
+            (void)store_->Write(batch);
+            return;
+          }
+          {
+            std::lock_guard<std::mutex> lock(progress_mu);
+            timings.push_back(resp.timing);
+          }
+          for (size_t k = 0; k < members[i].size(); ++k)
+            accept(members[i][k], resp.samples[k], false, k == 0 ? &resp.timing : nullptr);
+        },
+        abort_running_);
+    {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      run.set_sampling_seconds(run.sampling_seconds() +
+                               std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                             t_sampling)
+                                   .count());
+    }
+  } else {
+    for (auto& sample : pending) grade(&sample);
   }
   pool.Wait();
+
+  if (sampling) {
+    v1::ServingMetrics m = AggregateServing(timings, failed_requests, run.sampling_seconds());
+    m.set_backend(backend->Kind());
+    m.set_endpoint(backend->Describe());
+    m.set_hardware(run.spec().hardware());
+    int cached = 0;
+    (void)store_->Scan(Family::kSamples, run_id + "/",
+                       [&](std::string_view, std::string_view value) {
+                         v1::StoredSample s;
+                         if (s.ParseFromArray(value.data(), static_cast<int>(value.size())) &&
+                             s.from_generation_cache())
+                           ++cached;
+                         return true;
+                       });
+    m.set_cached_samples(cached);
+    *run.mutable_serving() = m;
+  }
 
   bool stopping = false, cancel = false;
   {
@@ -472,12 +763,21 @@ void RunManager::Execute(const std::string& run_id) {
     cancel = cancel_requested_.erase(run_id) > 0;
   }
   if (cancel) return Finish(&run, v1::CANCELLED, "cancelled while running");
-  if (stopping) return;  // stays RUNNING in the store; resumed at the next start
+  if (stopping) {
+    (void)SaveRun(run);
+    return;  // stays RUNNING in the store; resumed at the next start
+  }
+  if (run.samples_generated() != run.samples_total())
+    return fail(Status::Unavailable(fmt::format(
+        "{} of {} samples could not be generated ({} requests failed; first: {}); "
+        "POST /v1/runs/{}/resume asks again for the missing ones",
+        run.samples_total() - run.samples_generated(), run.samples_total(), failed_requests,
+        first_generation_error, run_id)));
   if (run.samples_done() != run.samples_total())
     return fail(Status::Internal(
         fmt::format("{} of {} samples could not be graded (sandbox failures); "
-                    "restart the daemon to retry them",
-                    run.samples_total() - run.samples_done(), run.samples_total())));
+                    "POST /v1/runs/{}/resume (or a daemon restart) grades them",
+                    run.samples_total() - run.samples_done(), run.samples_total(), run_id)));
   auto report = Report(run_id);
   if (!report.ok()) return fail(report.status());
   *run.mutable_summary() = report->summary();

@@ -19,6 +19,7 @@
 #include "datasets/dataset.h"
 #include "evald/common/status.h"
 #include "evald/proto/store.pb.h"
+#include "evald/server/run_sampling.h"
 #include "evald/store/store.h"
 #include "sandbox/sandbox_options.h"
 
@@ -29,6 +30,7 @@ struct RunManagerOptions {
   SandboxOptions sandbox;
   // Datasets runs may name: name -> path (a benchmark checkout or dataset_* folder).
   std::map<std::string, std::string> datasets;
+  BackendOptions backend;
 };
 
 struct RunFilter {
@@ -57,8 +59,13 @@ class RunManager {
   StatusOr<v1::Checkpoint> GetCheckpoint(const std::string& id) const;
   std::vector<v1::Checkpoint> ListCheckpoints() const;
 
-  // Creates a run from uploaded samples (JSONL as `evald eval` takes it).
+  // Creates a run: from uploaded samples (JSONL as `evald eval` takes it) with backend
+  // "samples", or, for a checkpoint with a model, one that samples spec.sampling.n completions
+  // of every problem (or of spec.problems) through the checkpoint's backend.
   StatusOr<v1::Run> CreateRun(v1::RunSpec spec, const std::string& samples_jsonl);
+  // Queues a FAILED or CANCELLED run again: what was generated and graded stays; missing
+  // completions are asked for again and ungraded samples graded.
+  Status Resume(const std::string& id);
   StatusOr<v1::Run> GetRun(const std::string& id) const;
   std::vector<v1::Run> ListRuns(const RunFilter& filter) const;
   // Samples of a run in (problem, index) order, from `page_token` (exclusive), at most `limit`.
@@ -78,6 +85,8 @@ class RunManager {
   Status SaveRun(const v1::Run& run);
   StatusOr<const Dataset*> LoadDataset(const std::string& name, Task task);
   void Finish(v1::Run* run, v1::RunState state, const std::string& reason);
+  Status AddSamplingSamples(const v1::RunSpec& spec, const Dataset& dataset, Task task,
+                            v1::Run* run, Store::Batch* batch);
 
   Store* store_;
   RunManagerOptions options_;
@@ -87,6 +96,7 @@ class RunManager {
   std::set<std::string> cancel_requested_;
   std::string running_;
   bool stopping_ = false;
+  std::atomic<bool> abort_running_{false};  // the running run is cancelled or the daemon stops
   std::thread executor_;
   std::map<std::string, std::unique_ptr<Dataset>> datasets_;  // "name/task"
   RunCounters counters_;

@@ -48,6 +48,10 @@ StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const SpmTok
     next[s] = samplers[s].Sample(prompt_logits.data(), vocab);
   }
   int pos = static_cast<int>(prompt_tokens.size());
+  auto notify = [&](int s, bool finished) {
+    return !options.on_update || options.on_update(s, out[s], finished);
+  };
+  auto cancelled = [] { return Status::Cancelled("generation cancelled"); };
   for (int step = 0; step < options.max_tokens && pos < max_positions; ++step) {
     bool any = false;
     for (int s = 0; s < n; ++s) {
@@ -56,6 +60,7 @@ StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const SpmTok
       if (next[s] == tokenizer.eos()) {
         c.finish_reason = "stop";
         done[s] = true;
+        if (!notify(s, true)) return cancelled();
         continue;
       }
       c.tokens.push_back(next[s]);
@@ -69,6 +74,7 @@ StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const SpmTok
         }
       }
       if (static_cast<int>(c.tokens.size()) >= options.max_tokens) done[s] = true;
+      if (!notify(s, done[s])) return cancelled();
       any = any || !done[s];
     }
     if (!any || pos + 1 >= max_positions) break;
@@ -79,6 +85,9 @@ StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const SpmTok
     for (int s = 0; s < n; ++s)
       if (!done[s]) next[s] = samplers[s].Sample(*l + static_cast<size_t>(s) * vocab, vocab);
   }
+  // Samples cut by the context (or max_tokens = 0) end here.
+  for (int s = 0; s < n; ++s)
+    if (!done[s] && !notify(s, true)) return cancelled();
   return out;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 
 namespace evald::kernels {
 
+struct Completion;
+
 struct GenerateOptions {
   int n = 1;
   int max_tokens = 256;
@@ -20,6 +23,10 @@ struct GenerateOptions {
   SamplingOptions sampling;
   std::vector<std::string> stop;
   int threads = 1;  // matrix rows split over this many threads (a non-spinning pool)
+  // Called each time sample `sample` gains a token and once when it finishes (finished = true,
+  // text final); streaming servers and latency measurements hang off it. Returning false
+  // cancels the whole generation (Generate then fails with kCancelled).
+  std::function<bool(int sample, const Completion& completion, bool finished)> on_update;
 };
 
 struct Completion {

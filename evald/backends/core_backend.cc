@@ -1,0 +1,51 @@
+#include "evald/backends/core_backend.h"
+
+namespace evald {
+
+kernels::SamplingOptions CoreSamplingOptions(const SamplingSettings& s) {
+  kernels::SamplingOptions o;
+  o.temperature = static_cast<float>(s.temperature);
+  o.top_k = s.top_k > 0 ? s.top_k : 0;
+  o.top_p = static_cast<float>(s.top_p);
+  o.min_p = static_cast<float>(s.min_p);
+  return o;
+}
+
+void CoreBackend::Run(const std::vector<SampleRequest>& requests,
+                      const std::function<void(size_t, SampleResponse)>& done,
+                      const std::atomic<bool>& cancel) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const SampleRequest& r = requests[i];
+    SampleResponse resp;
+    if (cancel) {
+      resp.status = Status::Cancelled("cancelled");
+      done(i, std::move(resp));
+      continue;
+    }
+    CoreRequest cr;
+    cr.prompt = CompletionPromptText(r.system, r.user);
+    cr.n = r.n;
+    cr.max_tokens = r.sampling.max_tokens;
+    cr.seed = r.seed;
+    cr.sampling = CoreSamplingOptions(r.sampling);
+    cr.stop = r.sampling.stop;
+    auto out = engine_->Generate(
+        cr, [&](int, std::string_view, const char*) { return !cancel.load(); });
+    if (!out.ok()) {
+      resp.status = out.status();
+      done(i, std::move(resp));
+      continue;
+    }
+    for (auto& c : out->completions) {
+      GeneratedSample s;
+      s.text = std::move(c.text);
+      s.finish_reason = c.finish_reason;
+      s.completion_tokens = static_cast<int>(c.tokens.size());
+      resp.samples.push_back(std::move(s));
+    }
+    resp.timing = std::move(out->timing);
+    done(i, std::move(resp));
+  }
+}
+
+}  // namespace evald

@@ -1,0 +1,29 @@
+// Samples from evald's own decoding core on a local GGUF checkpoint, in this process: each
+// request's n samples share one prefill and decode as a batch; sample first_index + i is
+// drawn with seed + i, so a sample is the same whatever it was batched with.
+#pragma once
+
+#include <memory>
+
+#include "evald/backends/core_engine.h"
+#include "evald/backends/sampling_backend.h"
+
+namespace evald {
+
+class CoreBackend : public SamplingBackend {
+ public:
+  explicit CoreBackend(std::shared_ptr<CoreEngine> engine) : engine_(std::move(engine)) {}
+  std::string Kind() const override { return "core"; }
+  std::string Describe() const override { return engine_->path(); }
+  void Run(const std::vector<SampleRequest>& requests,
+           const std::function<void(size_t, SampleResponse)>& done,
+           const std::atomic<bool>& cancel) override;
+
+ private:
+  std::shared_ptr<CoreEngine> engine_;
+};
+
+// The core's sampling options for backend settings (top_k -1 = off).
+kernels::SamplingOptions CoreSamplingOptions(const SamplingSettings& s);
+
+}  // namespace evald

@@ -1,0 +1,104 @@
+#include "evald/backends/core_engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "evald/common/utf8.h"
+
+namespace evald {
+
+namespace {
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<CoreEngine>> CoreEngine::Load(const std::string& path, int threads) {
+  if (threads < 1 || threads > 256) return Status::InvalidArgument("threads must be 1..256");
+  auto model = kernels::LlamaModel::Load(path);
+  if (!model.ok()) return model.status().Annotate("loading " + path);
+  auto tok = kernels::SpmTokenizer::FromGguf((*model)->file());
+  if (!tok.ok()) return tok.status().Annotate("tokenizer of " + path);
+  auto engine = std::unique_ptr<CoreEngine>(new CoreEngine);
+  engine->path_ = path;
+  engine->name_ = (*model)->file().GetString("general.name").value_or("");
+  if (engine->name_.empty()) engine->name_ = std::filesystem::path(path).stem().string();
+  engine->name_ = SanitizeUtf8(engine->name_);
+  engine->threads_ = threads;
+  engine->isa_ = kernels::DetectIsa();
+  engine->model_ = std::move(*model);
+  engine->tokenizer_ = std::make_unique<kernels::SpmTokenizer>(std::move(*tok));
+  return engine;
+}
+
+StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnText& on_text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto t0 = std::chrono::steady_clock::now();
+  CoreResult result;
+  result.timing.set_start_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count());
+  result.timing.set_ttft_ms(-1);
+  result.timing.set_streamed(true);
+  result.timing.set_attempts(1);
+  result.timing.set_samples(request.n);
+
+  // A stop string can still remove the last (longest stop - 1) bytes; hold them back.
+  size_t holdback = 0;
+  for (const auto& s : request.stop) holdback = std::max(holdback, s.empty() ? 0 : s.size() - 1);
+  std::vector<size_t> emitted(static_cast<size_t>(std::max(request.n, 0)), 0);
+  double last_step_ms = -1;
+  int last_step_tokens = -1;
+
+  kernels::GenerateOptions o;
+  o.n = request.n;
+  o.max_tokens = request.max_tokens;
+  o.seed = request.seed;
+  o.sampling = request.sampling;
+  o.stop = request.stop;
+  o.threads = threads_;
+  o.on_update = [&](int s, const kernels::Completion& c, bool finished) {
+    // Decode steps advance all samples together: a step is marked by the first sample whose
+    // token count moves past the previous step's.
+    const int tokens = static_cast<int>(c.tokens.size());
+    if (tokens > last_step_tokens && tokens > 0) {
+      double now = MsSince(t0);
+      if (last_step_ms >= 0) result.timing.add_itl_ms(static_cast<float>(now - last_step_ms));
+      if (result.timing.ttft_ms() < 0) result.timing.set_ttft_ms(now);
+      last_step_ms = now;
+      last_step_tokens = tokens;
+    }
+    if (!on_text) return true;
+    size_t limit = finished ? c.text.size() : (c.text.size() > holdback ? c.text.size() - holdback : 0);
+    if (!finished) limit = Utf8SafeCut(c.text, limit);
+    size_t& from = emitted[static_cast<size_t>(s)];
+    std::string delta;
+    if (limit > from) {
+      delta = c.text.substr(from, limit - from);
+      from = limit;
+    }
+    delta = SanitizeUtf8(delta);
+    if (delta.empty() && !finished) return true;
+    return on_text(s, delta, finished ? c.finish_reason.c_str() : nullptr);
+  };
+  auto out = kernels::Generate(*model_, *tokenizer_, request.prompt, o, isa_);
+  if (!out.ok()) return out.status();
+  result.completions = std::move(*out);
+  int completion_tokens = 0;
+  for (auto& c : result.completions) {
+    c.text = SanitizeUtf8(c.text);
+    completion_tokens += static_cast<int>(c.tokens.size());
+    result.prompt_tokens = c.prompt_tokens;
+  }
+  result.timing.set_e2e_ms(MsSince(t0));
+  if (result.timing.ttft_ms() < 0) result.timing.set_ttft_ms(result.timing.e2e_ms());
+  result.timing.set_prompt_tokens(result.prompt_tokens);
+  result.timing.set_completion_tokens(completion_tokens);
+  result.timing.set_usage_reported(true);
+  return result;
+}
+
+}  // namespace evald

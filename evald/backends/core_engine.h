@@ -1,0 +1,61 @@
+// evald's decoding core behind one lock: a GGUF model and its tokenizer loaded once, generating
+// for one request at a time (the n samples of a request share the prefill and decode as a
+// batch). Text is handed out as it becomes final - never a byte that a stop string could still
+// remove, never half a UTF-8 character - so that servers can stream it.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "evald/common/status.h"
+#include "evald/proto/store.pb.h"
+#include "kernels/generate/generator.h"
+#include "kernels/model/llama_model.h"
+#include "kernels/ops/dot.h"
+#include "kernels/tokenizer/spm_tokenizer.h"
+
+namespace evald {
+
+struct CoreRequest {
+  std::string prompt;
+  int n = 1;
+  int max_tokens = 256;
+  uint32_t seed = 0;  // sample i: seed + i
+  kernels::SamplingOptions sampling;
+  std::vector<std::string> stop;
+};
+
+struct CoreResult {
+  std::vector<kernels::Completion> completions;  // text valid UTF-8
+  int prompt_tokens = 0;
+  v1::RequestTiming timing;  // TTFT = first text out; ITL = gaps between decode steps
+};
+
+class CoreEngine {
+ public:
+  // Called with new final text of sample `sample` (possibly empty when it finishes) and, when
+  // it has finished, its finish reason; returning false cancels the request.
+  using OnText = std::function<bool(int sample, std::string_view delta, const char* finish)>;
+
+  static StatusOr<std::unique_ptr<CoreEngine>> Load(const std::string& path, int threads);
+
+  StatusOr<CoreResult> Generate(const CoreRequest& request, const OnText& on_text = {});
+
+  const std::string& name() const { return name_; }  // the file's general.name or file name
+  const std::string& path() const { return path_; }
+  int context() const { return model_->config().context; }
+
+ private:
+  std::string path_, name_;
+  int threads_ = 1;
+  kernels::Isa isa_;
+  std::unique_ptr<kernels::LlamaModel> model_;
+  std::unique_ptr<kernels::SpmTokenizer> tokenizer_;
+  std::mutex mu_;  // one request at a time
+};
+
+}  // namespace evald

@@ -1,0 +1,57 @@
+#include "evald/backends/recorded_backend.h"
+
+#include <fmt/format.h>
+
+#include "evald/eval/samples_reader.h"
+
+namespace evald {
+
+StatusOr<std::unique_ptr<RecordedBackend>> RecordedBackend::Open(const std::string& path,
+                                                                 std::vector<std::string>* errors) {
+  auto file = ReadSamplesJsonl(path);
+  if (!file.ok()) return file.status();
+  auto backend = std::unique_ptr<RecordedBackend>(new RecordedBackend);
+  backend->path_ = path;
+  for (const auto& e : file->errors) errors->push_back(fmt::format("line {}: {}", e.line(), e.message()));
+  std::map<std::string, int> next_index;
+  for (const auto& s : file->samples) {
+    int index = s.index >= 0 ? s.index : next_index[s.problem];
+    next_index[s.problem] = std::max(next_index[s.problem], index + 1);
+    if (!backend->completions_.emplace(std::make_pair(s.problem, index), s.text).second)
+      errors->push_back(fmt::format("line {}: problem '{}' already has a sample with index {}",
+                                    s.line, s.problem, index));
+  }
+  return backend;
+}
+
+void RecordedBackend::Run(const std::vector<SampleRequest>& requests,
+                          const std::function<void(size_t, SampleResponse)>& done,
+                          const std::atomic<bool>& cancel) {
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const SampleRequest& r = requests[i];
+    SampleResponse resp;
+    if (cancel) {
+      resp.status = Status::Cancelled("cancelled");
+      done(i, std::move(resp));
+      continue;
+    }
+    for (int k = 0; k < r.n; ++k) {
+      auto it = completions_.find({r.problem, r.first_index + k});
+      if (it == completions_.end()) {
+        resp.status = Status::NotFound(fmt::format("{} has no recorded completion for {} index {}",
+                                                   path_, r.problem, r.first_index + k));
+        resp.samples.clear();
+        break;
+      }
+      GeneratedSample s;
+      s.text = it->second;
+      s.finish_reason = "recorded";
+      resp.samples.push_back(std::move(s));
+    }
+    resp.timing.set_samples(r.n);
+    resp.timing.set_attempts(1);
+    done(i, std::move(resp));
+  }
+}
+
+}  // namespace evald

@@ -1,0 +1,69 @@
+// Where completions come from. A backend takes requests - n samples of one prompt with explicit
+// sampling parameters - and answers each one exactly once, either with its n completions and
+// how long they took, or with an error saying why (after the retries the backend allows).
+// Implementations: RemoteBackend (an OpenAI-compatible server over libcurl), CoreBackend (evald's
+// own decoding core on a GGUF file) and RecordedBackend (completions generated elsewhere).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "evald/common/status.h"
+#include "evald/proto/store.pb.h"
+
+namespace evald {
+
+struct SamplingSettings {
+  double temperature = 0.0;
+  double top_p = 1.0;
+  int top_k = -1;  // -1: off
+  double min_p = 0.0;
+  int max_tokens = 1024;
+  std::vector<std::string> stop;
+};
+
+struct SampleRequest {
+  std::string problem;  // for logs and the recorded backend
+  int first_index = 0;  // the samples are first_index .. first_index + n - 1
+  int n = 1;
+  uint32_t seed = 0;    // sample first_index + i is drawn with seed + i where the backend can
+  std::string system;   // system message ("" for none)
+  std::string user;     // the prompt
+  SamplingSettings sampling;
+};
+
+struct GeneratedSample {
+  std::string text;           // valid UTF-8
+  std::string finish_reason;  // "stop", "length", or what the server said
+  int completion_tokens = -1;  // -1: not counted for this sample alone
+};
+
+struct SampleResponse {
+  Status status;                        // not ok: no sample of the request was produced
+  std::vector<GeneratedSample> samples;  // n of them when ok
+  v1::RequestTiming timing;
+};
+
+class SamplingBackend {
+ public:
+  virtual ~SamplingBackend() = default;
+  // "remote", "core" or "recorded".
+  virtual std::string Kind() const = 0;
+  virtual std::string Describe() const = 0;  // endpoint URL / model path, for the run's record
+  // The most samples one request may ask for (the run groups a problem's samples up to it).
+  virtual int MaxSamplesPerRequest() const { return 128; }
+  // Answers every request: `done(i, response)` exactly once per request i, from any thread
+  // (never two calls at once). Returns when all are answered. With `cancel` set, unanswered
+  // requests are answered with kCancelled promptly.
+  virtual void Run(const std::vector<SampleRequest>& requests,
+                   const std::function<void(size_t, SampleResponse)>& done,
+                   const std::atomic<bool>& cancel) = 0;
+};
+
+// A prompt as the completions endpoints take it: the system message, a blank line, the prompt.
+std::string CompletionPromptText(const std::string& system, const std::string& user);
+
+}  // namespace evald

@@ -1,0 +1,172 @@
+#include "evald/server/run_sampling.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "evald/backends/core_backend.h"
+#include "evald/backends/openai_wire.h"
+#include "evald/backends/recorded_backend.h"
+#include "evald/backends/remote_backend.h"
+#include "evald/common/file_io.h"
+
+namespace evald {
+
+Status NormalizeSampling(v1::SamplingParams* s) {
+  if (s->preset() == "greedy") {
+    s->set_temperature(0);
+    s->set_top_p(0.01);
+    s->set_n(1);
+  } else if (s->preset() == "sampled") {
+    s->set_temperature(0.85);
+    s->set_top_p(0.95);
+    s->set_n(20);
+  } else if (!s->preset().empty()) {
+    return Status::InvalidArgument("preset must be 'greedy' or 'sampled', not '" + s->preset() +
+                                   "'");
+  }
+  if (s->n() == 0) s->set_n(1);
+  if (s->top_p() == 0) s->set_top_p(1);
+  if (s->max_tokens() == 0) s->set_max_tokens(1024);
+  if (s->max_attempts() == 0) s->set_max_attempts(4);
+  if (s->request_timeout_s() == 0) s->set_request_timeout_s(600);
+  if (s->n() < 1 || s->n() > 1000) return Status::InvalidArgument("n must be 1..1000");
+  if (!(s->temperature() >= 0 && s->temperature() <= 2))
+    return Status::InvalidArgument("temperature must be 0..2");
+  if (!(s->top_p() > 0 && s->top_p() <= 1)) return Status::InvalidArgument("top_p must be in (0, 1]");
+  if (s->top_k() < -1 || s->top_k() > 100000) return Status::InvalidArgument("top_k must be -1..100000");
+  if (!(s->min_p() >= 0 && s->min_p() <= 1)) return Status::InvalidArgument("min_p must be 0..1");
+  if (s->max_tokens() < 1 || s->max_tokens() > 131072)
+    return Status::InvalidArgument("max_tokens must be 1..131072");
+  if (s->seed() < 0 || s->seed() + s->n() > (int64_t{1} << 31))
+    return Status::InvalidArgument("seed must be 0..2^31 - n (sample i uses seed + i)");
+  if (s->max_attempts() < 1 || s->max_attempts() > 20)
+    return Status::InvalidArgument("max_attempts must be 1..20");
+  if (!(s->request_timeout_s() > 0 && s->request_timeout_s() <= 86400))
+    return Status::InvalidArgument("request_timeout_s must be in (0, 86400]");
+  if (s->stop_size() > 16) return Status::InvalidArgument("at most 16 stop strings");
+  for (const auto& stop : s->stop())
+    if (stop.empty() || stop.size() > 256)
+      return Status::InvalidArgument("stop strings must be 1..256 bytes");
+  return Status::Ok();
+}
+
+std::string BackendFor(const v1::Checkpoint& ck) {
+  if (ck.format() == "gguf") return "core";
+  if (ck.format() == "remote") return "remote";
+  if (ck.format() == "recorded") return "recorded";
+  return "samples";
+}
+
+Status NormalizeCheckpoint(v1::Checkpoint* ck) {
+  if (ck->format().empty())
+    ck->set_format(!ck->location().empty() ? "gguf" : !ck->endpoint().empty() ? "remote" : "samples");
+  if (ck->format() == "gguf" || ck->format() == "recorded") {
+    if (ck->location().empty())
+      return Status::InvalidArgument("a " + ck->format() + " checkpoint needs location");
+    if (ck->location().front() != '/')
+      return Status::InvalidArgument("location must be an absolute path on the daemon's host");
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(ck->location(), ec) ||
+        access(ck->location().c_str(), R_OK) != 0)
+      return Status::InvalidArgument("location " + ck->location() + " is not a readable file");
+  } else if (ck->format() == "remote") {
+    if (ck->endpoint().rfind("http://", 0) != 0 && ck->endpoint().rfind("https://", 0) != 0)
+      return Status::InvalidArgument("endpoint must be an http:// or https:// URL");
+    if (ck->endpoint().size() > 2048) return Status::InvalidArgument("endpoint too long");
+    if (ck->model().empty())
+      return Status::InvalidArgument("a remote checkpoint needs model (the server's model name)");
+    if (auto api = ParseOpenAiApi(ck->api()); !api.ok()) return api.status();
+    if (ck->api().empty()) ck->set_api("completions");
+    if (ck->max_concurrency() < 0 || ck->max_concurrency() > 1024)
+      return Status::InvalidArgument("max_concurrency must be 0..1024");
+    if (!ck->api_key_env().empty() && !ck->api_key_file().empty())
+      return Status::InvalidArgument("give api_key_env or api_key_file, not both");
+    for (char c : ck->api_key_env())
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+        return Status::InvalidArgument("api_key_env must be an environment variable name");
+  } else if (ck->format() != "samples") {
+    return Status::InvalidArgument("format must be gguf, remote, recorded or samples");
+  }
+  return Status::Ok();
+}
+
+SamplingSettings SettingsOf(const v1::SamplingParams& s) {
+  SamplingSettings out;
+  out.temperature = s.temperature();
+  out.top_p = s.top_p();
+  out.top_k = s.top_k() > 0 ? s.top_k() : -1;
+  out.min_p = s.min_p();
+  out.max_tokens = s.max_tokens();
+  out.stop.assign(s.stop().begin(), s.stop().end());
+  return out;
+}
+
+StatusOr<std::string> ResolveApiKey(const v1::Checkpoint& ck) {
+  if (!ck.api_key_env().empty()) {
+    const char* v = std::getenv(ck.api_key_env().c_str());
+    if (!v || !*v)
+      return Status::InvalidArgument("the API key variable " + ck.api_key_env() +
+                                     " is not set in the daemon's environment");
+    return std::string(v);
+  }
+  if (!ck.api_key_file().empty()) {
+    auto text = ReadFileBounded(ck.api_key_file(), 64 * 1024);
+    if (!text.ok())
+      return Status::InvalidArgument("cannot read the API key file " + ck.api_key_file());
+    std::string key = *text;
+    while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
+    if (key.empty()) return Status::InvalidArgument("the API key file " + ck.api_key_file() + " is empty");
+    return key;
+  }
+  return std::string();
+}
+
+StatusOr<std::unique_ptr<SamplingBackend>> MakeBackend(const v1::Checkpoint& ck,
+                                                       const v1::RunSpec& spec,
+                                                       const BackendOptions& options) {
+  const std::string backend = spec.backend().empty() ? BackendFor(ck) : spec.backend();
+  if (backend == "core") {
+    if (ck.format() != "gguf")
+      return Status::InvalidArgument("backend core needs a gguf checkpoint");
+    auto engine = CoreEngine::Load(ck.location(), options.decode_threads);
+    if (!engine.ok()) return engine.status();
+    return std::unique_ptr<SamplingBackend>(
+        new CoreBackend(std::shared_ptr<CoreEngine>(std::move(*engine))));
+  }
+  if (backend == "recorded") {
+    if (ck.format() != "recorded")
+      return Status::InvalidArgument("backend recorded needs a recorded checkpoint");
+    std::vector<std::string> errors;
+    auto recorded = RecordedBackend::Open(ck.location(), &errors);
+    if (!recorded.ok()) return recorded.status();
+    for (const auto& e : errors) spdlog::warn("{}: {}", ck.location(), e);
+    return std::unique_ptr<SamplingBackend>(std::move(*recorded));
+  }
+  if (backend == "remote") {
+    if (ck.format() != "remote")
+      return Status::InvalidArgument("backend remote needs a checkpoint with an endpoint");
+    RemoteBackendOptions o;
+    o.endpoint = ck.endpoint();
+    o.model = ck.model();
+    auto api = ParseOpenAiApi(ck.api());
+    if (!api.ok()) return api.status();
+    o.api = *api;
+    auto key = ResolveApiKey(ck);
+    if (!key.ok()) return key.status();
+    o.api_key = std::move(*key);
+    if (ck.max_concurrency() > 0) o.max_concurrency = ck.max_concurrency();
+    o.request_timeout_s = spec.sampling().request_timeout_s();
+    o.max_attempts = spec.sampling().max_attempts();
+    o.stream = !spec.sampling().no_stream();
+    o.backoff_initial_s = options.backoff_initial_s;
+    return std::unique_ptr<SamplingBackend>(new RemoteBackend(std::move(o)));
+  }
+  return Status::InvalidArgument("backend '" + backend + "' does not sample");
+}
+
+}  // namespace evald

@@ -1,0 +1,42 @@
+// What a run needs to sample from a checkpoint: its settings normalised (verilog-eval's presets,
+// defaults, ranges), checkpoints checked at registration, and the backend built for it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "evald/backends/sampling_backend.h"
+#include "evald/common/status.h"
+#include "evald/proto/store.pb.h"
+
+namespace evald {
+
+// Applies the preset ("greedy": temperature 0, top_p 0.01, n 1; "sampled": temperature 0.85,
+// top_p 0.95, n 20), fills defaults (n 1, top_p 1, max_tokens 1024, 4 attempts, 600 s) and
+// checks every range.
+Status NormalizeSampling(v1::SamplingParams* sampling);
+
+// Infers the format ("gguf" with a location, "remote" with an endpoint, else "samples"; a
+// "recorded" checkpoint is a samples JSONL file generated elsewhere, named explicitly) and
+// checks the fields it needs: an absolute path to a readable file, an http(s) URL and a model
+// name, an API flavour, a key source.
+Status NormalizeCheckpoint(v1::Checkpoint* checkpoint);
+
+// "remote", "core" or "recorded" for a checkpoint that can be sampled, else "samples".
+std::string BackendFor(const v1::Checkpoint& checkpoint);
+
+SamplingSettings SettingsOf(const v1::SamplingParams& sampling);
+
+// The checkpoint's API key from the daemon's environment or a file ("" when none is named).
+StatusOr<std::string> ResolveApiKey(const v1::Checkpoint& checkpoint);
+
+struct BackendOptions {
+  int decode_threads = 1;          // core backend
+  double backoff_initial_s = 0.5;  // remote backend (tests shorten it)
+};
+
+StatusOr<std::unique_ptr<SamplingBackend>> MakeBackend(const v1::Checkpoint& checkpoint,
+                                                       const v1::RunSpec& spec,
+                                                       const BackendOptions& options);
+
+}  // namespace evald

@@ -1,0 +1,583 @@
+// The sampling backends: the OpenAI wire format, SSE parsing, serving metrics, the remote client
+// against a fault-injecting server (429, 5xx, 400, malformed JSON, truncated streams, slow and
+// absent servers, wrong choice counts, the concurrency cap, the API key), evald's own
+// OpenAI-compatible endpoints over the decoding core, and recorded completions.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "evald/backends/core_backend.h"
+#include "evald/backends/openai_wire.h"
+#include "evald/backends/recorded_backend.h"
+#include "evald/backends/remote_backend.h"
+#include "evald/backends/sse_parser.h"
+#include "evald/common/file_io.h"
+#include "evald/common/hash.h"
+#include "evald/common/utf8.h"
+#include "evald/metrics/serving_metrics.h"
+#include "evald/server/http_server.h"
+#include "evald/server/openai_routes.h"
+
+namespace evald {
+namespace {
+
+const std::string kStories = std::string(EVALD_SHARED_DIR) + "/models/stories260K-q8_0.gguf";
+
+TEST(SseParser, EventsSurviveAnySplit) {
+  const std::string body =
+      ": keep-alive\r\ndata: {\"a\":1}\r\n\r\ndata: line1\ndata: line2\n\nevent: x\ndata:[DONE]\n\n";
+  for (size_t cut = 0; cut <= body.size(); ++cut) {
+    SseParser p;
+    std::vector<std::string> events;
+    auto on = [&](std::string_view d) { events.emplace_back(d); };
+    ASSERT_TRUE(p.Feed(body.substr(0, cut), on));
+    ASSERT_TRUE(p.Feed(body.substr(cut), on));
+    p.Finish(on);
+    ASSERT_EQ(events.size(), 3u) << cut;
+    EXPECT_EQ(events[0], "{\"a\":1}");
+    EXPECT_EQ(events[1], "line1\nline2");
+    EXPECT_EQ(events[2], "[DONE]");
+  }
+}
+
+TEST(SseParser, UnterminatedLastEventAndOverflow) {
+  SseParser p;
+  std::vector<std::string> events;
+  auto on = [&](std::string_view d) { events.emplace_back(d); };
+  p.Feed("data: a\n\ndata: b\n", on);
+  EXPECT_EQ(events.size(), 1u);
+  p.Finish(on);
+  EXPECT_EQ(events.size(), 2u);
+  SseParser small(16);
+  EXPECT_FALSE(small.Feed("data: " + std::string(100, 'x'), on));
+  EXPECT_TRUE(small.overflowed());
+}
+
+TEST(Utf8, SanitizeAndSafeCut) {
+  EXPECT_EQ(SanitizeUtf8("ok \xC3\xA9"), "ok \xC3\xA9");
+  EXPECT_EQ(SanitizeUtf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(SanitizeUtf8("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(SanitizeUtf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
+  const std::string euro = "x\xE2\x82\xAC";
+  EXPECT_EQ(Utf8SafeCut(euro, 4), 4u);
+  EXPECT_EQ(Utf8SafeCut(euro, 3), 1u);
+  EXPECT_EQ(Utf8SafeCut(euro, 2), 1u);
+  EXPECT_EQ(Utf8SafeCut(euro, 1), 1u);
+  EXPECT_EQ(Utf8SafeCut("ab", 10), 2u);
+}
+
+TEST(OpenAiWire, EverySamplingParameterIsExplicit) {
+  SampleRequest r;
+  r.system = "sys";
+  r.user = "Write a module.";
+  r.n = 5;
+  r.seed = 42;
+  r.sampling.temperature = 0;
+  r.sampling.top_p = 0.95;
+  r.sampling.max_tokens = 300;
+  r.sampling.stop = {"endmodule"};
+  std::string json = BuildCompletionRequestJson(r, "m", OpenAiApi::kCompletions, true);
+  for (const char* field :
+       {"\"temperature\":0", "\"top_p\":0.95", "\"top_k\":-1", "\"min_p\":0", "\"max_tokens\":300",
+        "\"n\":5", "\"seed\":42", "\"stream\":true", "\"include_usage\":true",
+        "\"stop\":[\"endmodule\"]", "\"prompt\":\"sys\\n\\nWrite a module.\"",
+        "\"presence_penalty\":0", "\"frequency_penalty\":0"})
+    EXPECT_NE(json.find(field), std::string::npos) << field << " in " << json;
+  EXPECT_EQ(json.find("maxTokens"), std::string::npos);
+  std::string chat = BuildCompletionRequestJson(r, "m", OpenAiApi::kChat, false);
+  EXPECT_NE(chat.find("{\"role\":\"system\",\"content\":\"sys\"}"), std::string::npos) << chat;
+  EXPECT_NE(chat.find("\"stream\":false"), std::string::npos);
+  EXPECT_EQ(chat.find("\"prompt\""), std::string::npos);
+}
+
+TEST(OpenAiWire, ParsesServerChunksWithNullsAndExtensions) {
+  auto c = ParseCompletionResponse(
+      R"({"id":"x","object":"text_completion","created":1700000000,"model":"m","choices":[{"index":1,"text":"ab","logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null,"timings":{"a":[1,2]}})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->choices(0).index(), 1);
+  EXPECT_EQ(c->choices(0).text(), "ab");
+  EXPECT_FALSE(c->has_usage());
+  EXPECT_FALSE(ParseCompletionResponse("{\"choices\": 5}").ok());
+  EXPECT_FALSE(ParseCompletionResponse("{not json").ok());
+}
+
+TEST(OpenAiWire, EndpointUrlsAndRedaction) {
+  EXPECT_EQ(OpenAiEndpointUrl("http://h:8000", OpenAiApi::kCompletions),
+            "http://h:8000/v1/completions");
+  EXPECT_EQ(OpenAiEndpointUrl("http://h:8000/v1/", OpenAiApi::kChat),
+            "http://h:8000/v1/chat/completions");
+  EXPECT_EQ(RedactUrl("https://user:secret@h/v1"), "https://h/v1");
+  EXPECT_EQ(RedactUrl("http://h/v1?x=a@b"), "http://h/v1?x=a@b");
+}
+
+TEST(ServingMetrics, DefinitionsOfVllmServingBenchmark) {
+  std::vector<v1::RequestTiming> reqs(2);
+  reqs[0].set_ttft_ms(100);
+  reqs[0].set_e2e_ms(1100);
+  reqs[0].set_completion_tokens(11);
+  reqs[0].set_prompt_tokens(50);
+  reqs[0].set_samples(1);
+  reqs[0].set_streamed(true);
+  reqs[0].set_usage_reported(true);
+  reqs[0].set_attempts(1);
+  reqs[0].add_itl_ms(10);
+  reqs[0].add_itl_ms(30);
+  reqs[1] = reqs[0];
+  reqs[1].set_ttft_ms(300);
+  reqs[1].set_e2e_ms(2300);
+  reqs[1].set_attempts(3);
+  reqs[1].clear_itl_ms();
+  reqs[1].add_itl_ms(20);
+  auto m = AggregateServing(reqs, 1, 4.0);
+  EXPECT_EQ(m.completed_requests(), 2);
+  EXPECT_EQ(m.failed_requests(), 1);
+  EXPECT_EQ(m.retries(), 2);
+  EXPECT_EQ(m.total_output_tokens(), 22);
+  EXPECT_DOUBLE_EQ(m.request_throughput(), 0.5);
+  EXPECT_DOUBLE_EQ(m.output_token_throughput(), 5.5);
+  EXPECT_DOUBLE_EQ(m.ttft().mean_ms(), 200);
+  EXPECT_DOUBLE_EQ(m.ttft().median_ms(), 200);
+  EXPECT_DOUBLE_EQ(m.ttft().p99_ms(), 100 + 200 * 0.99);
+  EXPECT_DOUBLE_EQ(m.tpot().mean_ms(), (100.0 + 200.0) / 2);  // 1000/10 and 2000/10
+  EXPECT_DOUBLE_EQ(m.itl().median_ms(), 20);
+  EXPECT_DOUBLE_EQ(m.e2e().mean_ms(), 1700);
+  EXPECT_TRUE(m.streamed());
+}
+
+// An OpenAI-compatible server whose every answer the test decides.
+class FakeServer {
+ public:
+  using Reply = std::function<HttpResponse(const HttpRequest&, int call)>;
+  explicit FakeServer(Reply reply, int threads = 4) : reply_(std::move(reply)) {
+    HttpServerOptions o;
+    o.port = 0;
+    o.threads = threads;
+    server_ = std::make_unique<HttpServer>(o, [this](const HttpRequest& req) {
+      int call = ++calls_;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        bodies_.push_back(req.body());
+        auth_.push_back(std::string(req[http::field::authorization]));
+      }
+      int now = ++concurrent_;
+      int seen = max_concurrent_.load();
+      while (now > seen && !max_concurrent_.compare_exchange_weak(seen, now)) {
+      }
+      HttpResponse res = reply_(req, call);
+      --concurrent_;
+      return res;
+    });
+    EXPECT_TRUE(server_->Start().ok());
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
+  int calls() const { return calls_; }
+  int max_concurrent() const { return max_concurrent_; }
+  std::vector<std::string> bodies() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bodies_;
+  }
+  std::vector<std::string> auth() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return auth_;
+  }
+
+ private:
+  Reply reply_;
+  std::unique_ptr<HttpServer> server_;
+  std::atomic<int> calls_{0}, concurrent_{0}, max_concurrent_{0};
+  std::mutex mu_;
+  std::vector<std::string> bodies_, auth_;
+};
+
+HttpResponse Reply(const HttpRequest& req, http::status status, std::string body,
+                   const char* type = "application/json") {
+  HttpResponse res{status, req.version()};
+  res.set(http::field::content_type, type);
+  res.body() = std::move(body);
+  return res;
+}
+
+// A complete SSE stream with n choices, each saying "choice<i>" in two chunks.
+std::string GoodStream(int n, bool done = true, bool finish = true) {
+  std::string s;
+  for (int i = 0; i < n; ++i)
+    s += "data: {\"choices\":[{\"index\":" + std::to_string(i) + ",\"text\":\"cho\"}]}\n\n";
+  for (int i = 0; i < n; ++i)
+    s += "data: {\"choices\":[{\"index\":" + std::to_string(i) + ",\"text\":\"ice" +
+         std::to_string(i) + "\"" + (finish ? ",\"finish_reason\":\"stop\"" : "") + "}]}\n\n";
+  s += "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":" +
+       std::to_string(2 * n) + "}}\n\n";
+  if (done) s += "data: [DONE]\n\n";
+  return s;
+}
+
+struct Outcome {
+  std::vector<SampleResponse> responses;
+};
+
+Outcome RunRemote(RemoteBackendOptions o, int requests = 1, int n = 2) {
+  o.model = "m";
+  o.backoff_initial_s = 0.01;
+  o.backoff_max_s = 0.05;
+  RemoteBackend backend(o);
+  std::vector<SampleRequest> reqs(static_cast<size_t>(requests));
+  for (int i = 0; i < requests; ++i) {
+    reqs[i].problem = "P" + std::to_string(i);
+    reqs[i].n = n;
+    reqs[i].user = "prompt";
+  }
+  Outcome out;
+  out.responses.resize(reqs.size());
+  std::vector<int> answered(reqs.size(), 0);
+  std::atomic<bool> cancel{false};
+  backend.Run(reqs, [&](size_t i, SampleResponse r) {
+    ++answered[i];
+    out.responses[i] = std::move(r);
+  }, cancel);
+  for (int a : answered) EXPECT_EQ(a, 1) << "every request is answered exactly once";
+  return out;
+}
+
+TEST(RemoteBackend, StreamsChoicesUsageAndTiming) {
+  FakeServer server([](const HttpRequest& req, int) {
+    return Reply(req, http::status::ok, GoodStream(2), "text/event-stream");
+  });
+  RemoteBackendOptions o;
+  o.endpoint = server.url();
+  o.api_key = "sk-secret-key-123";
+  auto out = RunRemote(o);
+  const auto& r = out.responses[0];
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  ASSERT_EQ(r.samples.size(), 2u);
+  EXPECT_EQ(r.samples[0].text, "choice0");
+  EXPECT_EQ(r.samples[1].text, "choice1");
+  EXPECT_EQ(r.samples[1].finish_reason, "stop");
+  EXPECT_EQ(r.timing.completion_tokens(), 4);
+  EXPECT_EQ(r.timing.prompt_tokens(), 7);
+  EXPECT_TRUE(r.timing.usage_reported());
+  EXPECT_GE(r.timing.ttft_ms(), 0);
+  EXPECT_GE(r.timing.e2e_ms(), r.timing.ttft_ms());
+  EXPECT_EQ(r.timing.itl_ms_size(), 2);  // one gap per choice
+  EXPECT_EQ(server.auth()[0], "Bearer sk-secret-key-123");
+}
+
+TEST(RemoteBackend, RetriesRateLimitsAndServerErrorsThenSucceeds) {
+  FakeServer server([](const HttpRequest& req, int call) {
+    if (call == 1) {
+      auto res = Reply(req, http::status::too_many_requests,
+                       R"({"error":{"message":"slow down","type":"rate_limit"}})");
+      res.set(http::field::retry_after, "0");
+      return res;
+    }
+    if (call == 2) return Reply(req, http::status::bad_gateway, "<html>bad gateway</html>", "text/html");
+    return Reply(req, http::status::ok, GoodStream(2), "text/event-stream");
+  });
+  RemoteBackendOptions o;
+  o.endpoint = server.url();
+  auto out = RunRemote(o);
+  ASSERT_TRUE(out.responses[0].status.ok()) << out.responses[0].status.ToString();
+  EXPECT_EQ(out.responses[0].timing.attempts(), 3);
+  EXPECT_EQ(server.calls(), 3);
+}
+
+TEST(RemoteBackend, GivesUpAfterMaxAttemptsWithTheServersWords) {
+  FakeServer server([](const HttpRequest& req, int) {
+    return Reply(req, http::status::service_unavailable,
+                 R"({"error":{"message":"engine overloaded","type":"server_error"}})");
+  });
+  RemoteBackendOptions o;
+  o.endpoint = server.url();
+  o.max_attempts = 3;
+  o.api_key = "sk-never-shown";
+  auto out = RunRemote(o);
+  const Status& st = out.responses[0].status;
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("HTTP 503"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("engine overloaded"), std::string::npos);
+  EXPECT_NE(st.message().find("attempt 3 of 3"), std::string::npos);
+  EXPECT_EQ(st.message().find("sk-never-shown"), std::string::npos);
+  EXPECT_TRUE(out.responses[0].samples.empty());
+  EXPECT_EQ(server.calls(), 3);
+}
+
+TEST(RemoteBackend, ClientErrorsAreNotRetried) {
+  FakeServer server([](const HttpRequest& req, int) {
+    return Reply(req, http::status::bad_request,
+                 R"({"error":{"message":"top_k is not supported","type":"invalid_request_error"}})");
+  });
+  RemoteBackendOptions o;
+  o.endpoint = server.url();
+  auto out = RunRemote(o);
+  ASSERT_FALSE(out.responses[0].status.ok());
+  EXPECT_NE(out.responses[0].status.message().find("top_k is not supported"), std::string::npos);
+  EXPECT_EQ(server.calls(), 1);
+}
+
+TEST(RemoteBackend, MalformedJsonTruncatedStreamsAndMissingChoicesAreRetried) {
+  for (int fault = 0; fault < 4; ++fault) {
+    FakeServer server([fault](const HttpRequest& req, int call) {
+      if (call == 1) {
+        switch (fault) {
+          case 0:
+            return Reply(req, http::status::ok, "data: {\"choices\": [{\"index\": 0, \"te\n\n",
+                         "text/event-stream");
+          case 1:
+            return Reply(req, http::status::ok, GoodStream(2, /*done=*/false, /*finish=*/false),
+                         "text/event-stream");
+          case 2:
+            return Reply(req, http::status::ok, GoodStream(1), "text/event-stream");
+          default:
+            return Reply(req, http::status::ok, "{\"choices\": not json");
+        }
+      }
+      return Reply(req, http::status::ok, GoodStream(2), "text/event-stream");
+    });
+    RemoteBackendOptions o;
+    o.endpoint = server.url();
+    auto out = RunRemote(o);
+    ASSERT_TRUE(out.responses[0].status.ok()) << fault << ": " << out.responses[0].status.ToString();
+    EXPECT_EQ(out.responses[0].samples[1].text, "choice1");
+    EXPECT_EQ(out.responses[0].timing.attempts(), 2) << fault;
+  }
+  // Always truncated: a clear error, no samples.
+  FakeServer truncating([](const HttpRequest& req, int) {
+    return Reply(req, http::status::ok, GoodStream(2, false, false), "text/event-stream");
+  });
+  RemoteBackendOptions o;
+  o.endpoint = truncating.url();
+  o.max_attempts = 2;
+  auto out = RunRemote(o);
+  ASSERT_FALSE(out.responses[0].status.ok());
+  EXPECT_NE(out.responses[0].status.message().find("truncated"), std::string::npos)
+      << out.responses[0].status.message();
+}
+
+TEST(RemoteBackend, SlowAndAbsentServersTimeOutAndFailClearly) {
+  FakeServer slow([](const HttpRequest& req, int) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    return Reply(req, http::status::ok, GoodStream(2), "text/event-stream");
+  });
+  RemoteBackendOptions o;
+  o.endpoint = slow.url();
+  o.request_timeout_s = 0.3;
+  o.max_attempts = 2;
+  auto out = RunRemote(o);
+  ASSERT_FALSE(out.responses[0].status.ok());
+  EXPECT_NE(out.responses[0].status.message().find("timed out"), std::string::npos)
+      << out.responses[0].status.message();
+
+  // A port nobody listens on.
+  uint16_t port;
+  {
+    HttpServerOptions so;
+    so.port = 0;
+    HttpServer probe(so, [](const HttpRequest& r) { return Reply(r, http::status::ok, ""); });
+    ASSERT_TRUE(probe.Start().ok());
+    port = probe.port();
+  }
+  o.endpoint = "http://127.0.0.1:" + std::to_string(port);
+  o.request_timeout_s = 5;
+  auto down = RunRemote(o, 3);
+  for (const auto& r : down.responses) {
+    ASSERT_FALSE(r.status.ok());
+    EXPECT_NE(r.status.message().find("attempt 2 of 2"), std::string::npos) << r.status.message();
+  }
+}
+
+TEST(RemoteBackend, ConcurrencyCapAndRequestBodies) {
+  FakeServer server(
+      [](const HttpRequest& req, int) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        return Reply(req, http::status::ok, GoodStream(1), "text/event-stream");
+      },
+      8);
+  RemoteBackendOptions o;
+  o.endpoint = server.url();
+  o.max_concurrency = 3;
+  auto out = RunRemote(o, 12, 1);
+  for (const auto& r : out.responses) EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_LE(server.max_concurrent(), 3);
+  EXPECT_GE(server.max_concurrent(), 2);
+  for (const auto& body : server.bodies()) {
+    auto req = ParseCompletionRequest(body);
+    ASSERT_TRUE(req.ok());
+    EXPECT_TRUE(req->has_temperature() && req->has_top_p() && req->has_max_tokens() &&
+                req->has_seed() && req->has_n());
+  }
+}
+
+TEST(RemoteBackend, CancelAnswersEveryRequest) {
+  FakeServer server([](const HttpRequest& req, int) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return Reply(req, http::status::ok, GoodStream(1), "text/event-stream");
+  });
+  RemoteBackendOptions o;
+  o.endpoint = server.url();
+  o.model = "m";
+  o.max_concurrency = 1;
+  RemoteBackend backend(o);
+  std::vector<SampleRequest> reqs(5);
+  std::atomic<bool> cancel{false};
+  int answered = 0, cancelled = 0;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    cancel = true;
+  });
+  backend.Run(reqs, [&](size_t, SampleResponse r) {
+    ++answered;
+    if (r.status.code() == Status::Code::kCancelled) ++cancelled;
+  }, cancel);
+  canceller.join();
+  EXPECT_EQ(answered, 5);
+  EXPECT_GE(cancelled, 4);
+}
+
+// evald's own endpoints over the decoding core, read back through the remote backend.
+class CoreEndpoint : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto engine = CoreEngine::Load(kStories, 1);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    engine_ = std::shared_ptr<CoreEngine>(std::move(*engine));
+    routes_ = std::make_unique<OpenAiRoutes>(engine_, "stories", TokenScopes{});
+    HttpServerOptions o;
+    o.port = 0;
+    server_ = std::make_unique<HttpServer>(o, [](const HttpRequest& r) {
+      return Reply(r, http::status::not_found, "{}");
+    });
+    server_->SetLongHandler(&OpenAiRoutes::Matches, [this](const HttpRequest& r, HttpResponder& out) {
+      routes_->Handle(r, out);
+    });
+    ASSERT_TRUE(server_->Start().ok());
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
+
+  std::vector<std::string> Direct(const SampleRequest& r) {
+    CoreRequest cr;
+    cr.prompt = CompletionPromptText(r.system, r.user);
+    cr.n = r.n;
+    cr.max_tokens = r.sampling.max_tokens;
+    cr.seed = r.seed;
+    cr.sampling = CoreSamplingOptions(r.sampling);
+    cr.stop = r.sampling.stop;
+    auto out = engine_->Generate(cr);
+    EXPECT_TRUE(out.ok());
+    std::vector<std::string> texts;
+    for (const auto& c : out->completions) texts.push_back(c.text);
+    return texts;
+  }
+
+  std::shared_ptr<CoreEngine> engine_;
+  std::unique_ptr<OpenAiRoutes> routes_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(CoreEndpoint, StreamedWholeAndChatAnswersEqualTheCore) {
+  SampleRequest r;
+  r.problem = "P";
+  r.user = "Once upon a time";
+  r.n = 3;
+  r.seed = 11;
+  r.sampling.temperature = 0.9;
+  r.sampling.top_p = 0.95;
+  r.sampling.max_tokens = 40;
+  const auto expected = Direct(r);
+  for (OpenAiApi api : {OpenAiApi::kCompletions, OpenAiApi::kChat}) {
+    for (bool stream : {true, false}) {
+      RemoteBackendOptions o;
+      o.endpoint = url();
+      o.model = "stories";
+      o.api = api;
+      o.stream = stream;
+      RemoteBackend backend(o);
+      std::atomic<bool> cancel{false};
+      SampleResponse got;
+      backend.Run({r}, [&](size_t, SampleResponse resp) { got = std::move(resp); }, cancel);
+      ASSERT_TRUE(got.status.ok()) << got.status.ToString();
+      ASSERT_EQ(got.samples.size(), 3u);
+      for (int i = 0; i < 3; ++i) EXPECT_EQ(got.samples[i].text, expected[i]) << i << stream;
+      EXPECT_TRUE(got.timing.usage_reported());
+      EXPECT_EQ(got.timing.completion_tokens(), 120);
+      EXPECT_EQ(got.timing.streamed(), stream);
+    }
+  }
+  // Sample i of an n-request is the n=1 request with seed + i.
+  SampleRequest one = r;
+  one.n = 1;
+  one.seed = r.seed + 2;
+  EXPECT_EQ(Direct(one)[0], expected[2]);
+}
+
+TEST_F(CoreEndpoint, StreamedDeltasNeverOutrunAStopString) {
+  CoreRequest cr;
+  cr.prompt = "Once upon a time";
+  cr.max_tokens = 60;
+  cr.stop = {"Lily"};
+  std::string streamed;
+  bool finished = false;
+  auto out = engine_->Generate(cr, [&](int, std::string_view delta, const char* finish) {
+    streamed += delta;
+    if (finish) finished = true;
+    return true;
+  });
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(finished);
+  EXPECT_EQ(streamed, out->completions[0].text);
+  EXPECT_EQ(out->completions[0].finish_reason, "stop");
+  EXPECT_EQ(streamed.find("Lily"), std::string::npos);
+  EXPECT_FALSE(streamed.empty());
+}
+
+TEST_F(CoreEndpoint, BadRequestsGetOpenAiStyleErrors) {
+  FakeServer* none = nullptr;
+  (void)none;
+  RemoteBackendOptions o;
+  o.endpoint = url();
+  o.model = "no-such-model";
+  o.max_attempts = 3;
+  RemoteBackend backend(o);
+  SampleRequest r;
+  r.user = "x";
+  std::atomic<bool> cancel{false};
+  SampleResponse got;
+  backend.Run({r}, [&](size_t, SampleResponse resp) { got = std::move(resp); }, cancel);
+  ASSERT_FALSE(got.status.ok());
+  EXPECT_NE(got.status.message().find("HTTP 404"), std::string::npos) << got.status.message();
+  EXPECT_NE(got.status.message().find("attempt 1 of 3"), std::string::npos);
+}
+
+TEST(RecordedBackend, AnswersFromTheFileAndReportsWhatIsMissing) {
+  std::string path = "/tmp/evald-recorded-" + RandomHex(4) + ".jsonl";
+  ASSERT_TRUE(WriteFileAtomic(path,
+                              "{\"problem\":\"A\",\"completion\":\"one\"}\n"
+                              "{\"problem\":\"A\",\"completion\":\"two\"}\n"
+                              "not json\n"
+                              "{\"problem\":\"B\",\"index\":3,\"completion\":\"b3\"}\n")
+                  .ok());
+  std::vector<std::string> errors;
+  auto backend = RecordedBackend::Open(path, &errors);
+  ASSERT_TRUE(backend.ok());
+  EXPECT_EQ(errors.size(), 1u);
+  std::vector<SampleRequest> reqs(3);
+  reqs[0].problem = "A";
+  reqs[0].first_index = 1;
+  reqs[1].problem = "B";
+  reqs[1].first_index = 3;
+  reqs[2].problem = "B";
+  reqs[2].first_index = 0;
+  std::vector<SampleResponse> got(3);
+  std::atomic<bool> cancel{false};
+  (*backend)->Run(reqs, [&](size_t i, SampleResponse r) { got[i] = std::move(r); }, cancel);
+  ASSERT_TRUE(got[0].status.ok());
+  EXPECT_EQ(got[0].samples[0].text, "two");
+  EXPECT_EQ(got[1].samples[0].text, "b3");
+  EXPECT_FALSE(got[2].status.ok());
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace evald
