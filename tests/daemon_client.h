@@ -62,16 +62,16 @@ class Daemon {
  public:
   // Starts `evald serve`; `extra` is appended to its command line.
   bool Start(const std::string& data_dir, const std::string& tokens_file,
-             const std::string& extra = "") {
+             const std::string& extra = "", const std::string& listen = "127.0.0.1:0") {
     int out[2];
     if (::pipe(out) != 0) return false;
     pid_ = ::fork();
     if (pid_ == 0) {
       ::dup2(out[1], 1);
       ::close(out[0]);
-      std::string cmd = std::string("exec ") + EVALD_BINARY +
-                        " serve --listen 127.0.0.1:0 --data " + data_dir + " --tokens " +
-                        tokens_file + " " + extra + " 2>>" + data_dir + ".log";
+      std::string cmd = std::string("exec ") + EVALD_BINARY + " serve --listen " + listen +
+                        " --data " + data_dir + " --tokens " + tokens_file + " " + extra + " 2>>" +
+                        data_dir + ".log";
       ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
       ::_exit(127);
     }

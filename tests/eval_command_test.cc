@@ -230,5 +230,63 @@ TEST_F(EvalCommand, PrintsTheBenchmarksPromptsAsJsonl) {
             2);
 }
 
+// `evald run` without a daemon: recorded completions give the same verdicts as `evald eval` on
+// the same file; the decoding core samples, and the report carries its serving metrics.
+TEST_F(EvalCommand, RunFromRecordedCompletionsMatchesEval) {
+  const std::string samples = testing::BuiltinDataset() + "/samples_spec-to-rtl.jsonl";
+  auto e = RunEvald("eval --dataset " + testing::BuiltinDataset() +
+                    " --task spec-to-rtl --samples " + samples + " --json " + dir_ + "/e.json");
+  ASSERT_EQ(e.exit_code, 0) << e.output;
+  auto r = RunEvald("run --recorded " + samples +
+                    " --problems Bi01_and_gate,Bi02_mux2_byte,Bi03_adder4 --n 5 --json " + dir_ +
+                    "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto eval = ReadReport(dir_ + "/e.json"), run = ReadReport(dir_ + "/r.json");
+  ASSERT_EQ(run.problems_size(), 3);
+  for (const auto& p : run.problems()) {
+    auto it = std::find_if(eval.problems().begin(), eval.problems().end(),
+                           [&](const v1::ProblemResult& q) { return q.problem() == p.problem(); });
+    ASSERT_NE(it, eval.problems().end());
+    EXPECT_EQ(p.n(), 5);
+    // The first five samples of the file, graded the same way.
+    int c = 0;
+    for (const auto& s : eval.samples())
+      if (s.problem() == p.problem() && s.index() < 5 && s.passed()) ++c;
+    EXPECT_EQ(p.c(), c) << p.problem();
+  }
+  EXPECT_EQ(run.serving().backend(), "recorded");
+  // A recorded file lacking samples: a clear error naming what is missing, exit 2.
+  auto missing = RunEvald("run --recorded " + samples + " --problems Bi01_and_gate --n 40");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("no recorded completion for Bi01_and_gate index"),
+            std::string::npos)
+      << missing.output;
+}
+
+TEST_F(EvalCommand, RunSamplesAGgufWithTheCoreAndReportsServingMetrics) {
+  std::string model = std::string(EVALD_SHARED_DIR) + "/models/stories260K-q8_0.gguf";
+  auto r = RunEvald("run --model " + model +
+                    " --problems Bi01_and_gate --preset sampled --max-tokens 24 --k 1,5,20 "
+                    "--json " +
+                    dir_ + "/r.json --data " + dir_ + "/store");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("TTFT mean/median/p99"), std::string::npos) << r.output;
+  auto report = ReadReport(dir_ + "/r.json");
+  ASSERT_EQ(report.problems_size(), 1);
+  EXPECT_EQ(report.problems(0).n(), 20);  // the preset's n
+  EXPECT_EQ(report.serving().backend(), "core");
+  EXPECT_EQ(report.serving().completed_requests(), 1);  // 20 samples, one batched request
+  EXPECT_GT(report.serving().total_output_tokens(), 0);
+  EXPECT_GT(report.serving().ttft().mean_ms(), 0);
+  auto bad = RunEvald("run --model " + dir_ + "/missing.gguf --problems Bi01_and_gate");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("not a readable file"), std::string::npos) << bad.output;
+  auto corrupt_path = dir_ + "/corrupt.gguf";
+  ASSERT_TRUE(WriteFileAtomic(corrupt_path, "GGUF\x03garbage").ok());
+  auto corrupt = RunEvald("run --model " + corrupt_path + " --problems Bi01_and_gate");
+  EXPECT_EQ(corrupt.exit_code, 2);
+  EXPECT_NE(corrupt.output.find("FAILED"), std::string::npos) << corrupt.output;
+}
+
 }  // namespace
 }  // namespace evald

@@ -39,6 +39,9 @@ std::string GgufSeed() {
 }
 
 const std::vector<std::string> kSeeds = {
+    "data: {\"choices\":[{\"index\":0,\"text\":\"mod\",\"finish_reason\":null}]}\n\n"
+    "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"\\u00e9\"}}],"
+    "\"usage\":{\"prompt_tokens\":3}}\r\n\r\n: ping\ndata: [DONE]\n\n",
     "[BEGIN]\nmodule TopModule(input a, output b);\n assign b = a;\nendmodule\n[DONE]\n",
     "```verilog\nmodule TopModule();\nendmodule\n```\ntext ``` more\n```\n",
     "{\"problem\": \"Prob001_zero\", \"completion\": \"[BEGIN]x[DONE]\", \"index\": "
@@ -122,6 +125,9 @@ TEST(FuzzSmoke, Integrity) {
 }
 TEST(FuzzSmoke, GgufFiles) {
   RunTarget(fuzz::ParseGguf, 3000);
+}
+TEST(FuzzSmoke, ServerStreams) {
+  RunTarget(fuzz::ParseServerStream, 3000);
 }
 TEST(FuzzSmoke, SandboxFrames) {
   RunTarget(fuzz::ReadSandboxFrame, 1000);

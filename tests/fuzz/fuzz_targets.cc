@@ -7,6 +7,9 @@
 #include <string_view>
 
 #include "datasets/code_extractor.h"
+#include "evald/backends/openai_wire.h"
+#include "evald/backends/sse_parser.h"
+#include "evald/common/utf8.h"
 #include "evald/eval/samples_reader.h"
 #include "harness/failure_category.h"
 #include "harness/integrity_check.h"
@@ -33,6 +36,29 @@ int ExtractAndClassify(const uint8_t* data, size_t size) {
   }
   auto hardened = HardenTestbench(std::string(text), std::string(text), "f00d");
   (void)hardened;
+  return 0;
+}
+
+int ParseServerStream(const uint8_t* data, size_t size) {
+  std::string_view body = View(data, size);
+  // The split points come from the data itself, so the fuzzer explores them too.
+  const size_t cut = size ? data[0] % (size + 1) : 0;
+  SseParser parser(4096);
+  size_t events = 0;
+  auto on = [&](std::string_view event) {
+    ++events;
+    auto r = ParseCompletionResponse(event);
+    if (r.ok())
+      for (const auto& c : r->choices()) (void)c.text().size();
+  };
+  parser.Feed(body.substr(0, cut), on);
+  parser.Feed(body.substr(cut), on);
+  parser.Finish(on);
+  if (events > size + 1) __builtin_trap();  // every event needs at least one newline
+  (void)ParseCompletionRequest(body);
+  std::string clean = SanitizeUtf8(body);
+  if (SanitizeUtf8(clean) != clean) __builtin_trap();  // the output is valid UTF-8
+  if (Utf8SafeCut(clean, clean.size() / 2) > clean.size() / 2) __builtin_trap();
   return 0;
 }
 

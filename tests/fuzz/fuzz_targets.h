@@ -17,6 +17,9 @@ int ParseSamples(const uint8_t* data, size_t size);
 int CheckIntegrity(const uint8_t* data, size_t size);
 // A GGUF model file (header, metadata, tensor table) and, when it parses, the model loader.
 int ParseGguf(const uint8_t* data, size_t size);
+// A completion server's response body: SSE events split at arbitrary points, each event and
+// the whole body parsed as OpenAI JSON (response and request), UTF-8 sanitizing.
+int ParseServerStream(const uint8_t* data, size_t size);
 // A sandbox response frame read from a pipe (what the host reads from the init).
 int ReadSandboxFrame(const uint8_t* data, size_t size);
 
