@@ -52,7 +52,18 @@ Status WriteRandomModel(const RandomModelShape& shape, const std::string& vocab_
   w.SetMetadata(a + ".attention.head_count_kv", U32(static_cast<uint64_t>(shape.kv_heads)));
   w.SetMetadata(a + ".context_length", U32(static_cast<uint64_t>(shape.context)));
   w.SetMetadata(a + ".attention.layer_norm_rms_epsilon", F32(1e-6));
-  w.SetMetadata(a + ".rope.freq_base", F32(10000.0));
+  w.SetMetadata(a + ".rope.freq_base", F32(a == "gemma3" ? 1000000.0 : 10000.0));
+  if (a == "gemma2" || a == "gemma3")
+    w.SetMetadata(a + ".attention.sliding_window",
+                  U32(static_cast<uint64_t>(shape.sliding_window ? shape.sliding_window
+                                            : a == "gemma2"      ? 4096
+                                                                 : 512)));
+  if (a == "gemma2") {
+    w.SetMetadata(a + ".attn_logit_softcapping",
+                  F32(shape.attn_softcap ? shape.attn_softcap : 50.0));
+    w.SetMetadata(a + ".final_logit_softcapping",
+                  F32(shape.final_softcap ? shape.final_softcap : 30.0));
+  }
   if (shape.head_dim) {
     w.SetMetadata(a + ".attention.key_length", U32(static_cast<uint64_t>(head_dim)));
     w.SetMetadata(a + ".attention.value_length", U32(static_cast<uint64_t>(head_dim)));
@@ -93,7 +104,8 @@ Status WriteRandomModel(const RandomModelShape& shape, const std::string& vocab_
   };
   matrix("token_embd.weight", shape.dim, n_vocab, shape.weight_type);
   vector("output_norm.weight", shape.dim, true);
-  if (a != "gemma") matrix("output.weight", shape.dim, n_vocab, shape.weight_type);
+  const bool gemma = a.rfind("gemma", 0) == 0;
+  if (!gemma) matrix("output.weight", shape.dim, n_vocab, shape.weight_type);
   for (int l = 0; l < shape.layers; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".";
     vector(b + "attn_norm.weight", shape.dim, true);
@@ -102,6 +114,14 @@ Status WriteRandomModel(const RandomModelShape& shape, const std::string& vocab_
     matrix(b + "attn_k.weight", shape.dim, kv_dim, shape.weight_type);
     matrix(b + "attn_v.weight", shape.dim, kv_dim, shape.weight_type);
     matrix(b + "attn_output.weight", q_dim, shape.dim, shape.weight_type);
+    if (a == "gemma2" || a == "gemma3") {
+      vector(b + "post_attention_norm.weight", shape.dim, true);
+      vector(b + "post_ffw_norm.weight", shape.dim, true);
+    }
+    if (a == "gemma3") {
+      vector(b + "attn_q_norm.weight", head_dim, true);
+      vector(b + "attn_k_norm.weight", head_dim, true);
+    }
     if (a == "qwen2") {
       vector(b + "attn_q.bias", q_dim, false);
       vector(b + "attn_k.bias", kv_dim, false);

@@ -11,12 +11,15 @@
 namespace evald::kernels {
 
 struct RandomModelShape {
-  std::string architecture = "llama";  // llama | qwen2 | gemma
+  std::string architecture = "llama";  // llama | qwen2 | gemma | gemma2 | gemma3
   int dim = 64, layers = 2, heads = 4, kv_heads = 2, hidden = 128, context = 256;
   int head_dim = 0;                       // 0: dim / heads
   GgmlType weight_type = GgmlType::kF32;  // F32, Q8_0 or Q4_0 for the 2-D weights
   float scale = 0.1f;                     // standard deviation of the weights
   uint64_t seed = 1;
+  // gemma2 / gemma3 (0: the architecture's defaults)
+  int sliding_window = 0;
+  float attn_softcap = 0, final_softcap = 0;  // gemma2
 };
 
 // Writes the model to `path` with the tokenizer of `vocab_source` (a GGUF file).

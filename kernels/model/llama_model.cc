@@ -1,4 +1,5 @@
 #include "kernels/model/llama_model.h"
+#include "kernels/quant/fp16.h"
 
 #include <algorithm>
 #include <cmath>
@@ -71,7 +72,7 @@ void RmsNorm(const float* x, const float* w, float* out, int n, float eps) {
 
 // Rotary embedding: on adjacent pairs (x[i], x[i+1]) (ggml's "normal" mode, llama) or on the
 // pairs (x[i], x[i + d/2]) (its "neox" mode, qwen2 and gemma).
-void Rope(float* v, int n_heads, int head_dim, int rope_dims, int pos, float base,
+void Rope(float* v, int n_heads, int head_dim, int rope_dims, float pos, float base,
           RopeStyle style) {
   for (int h = 0; h < n_heads; ++h) {
     float* x = v + h * head_dim;
@@ -87,9 +88,18 @@ void Rope(float* v, int n_heads, int head_dim, int rope_dims, int pos, float bas
   }
 }
 
-float Gelu(float x) {  // the tanh approximation ggml uses
+// GELU (tanh approximation) as ggml's CPU backend computes it: through a table indexed by the
+// F16 value of x and holding F16 results. Rounding the same way keeps the core's logits within
+// float noise of llama.cpp's (tests/llama_cpp_match_test.cc); the deviation from the exact
+// function is one F16 rounding, far below what int8/int4 weights change.
+float GeluExact(float x) {
   constexpr float kSqrt2OverPi = 0.79788456080286535587989211986876f;
   return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
+}
+float Gelu(float x) {
+  if (x <= -10.0f) return 0.0f;
+  if (x >= 10.0f) return x;
+  return Fp16ToFp32(Fp32ToFp16(GeluExact(Fp16ToFp32(Fp32ToFp16(x)))));
 }
 
 }  // namespace
@@ -109,12 +119,15 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
   LlamaConfig& c = m->config_;
   auto arch = f.GetString("general.architecture");
   if (!arch) return Status::Corruption("general.architecture is missing");
-  if (*arch != "llama" && *arch != "qwen2" && *arch != "gemma")
-    return Status::InvalidArgument("architecture '" + *arch +
-                                   "' is not supported yet (llama, qwen2 and gemma are)");
+  if (*arch != "llama" && *arch != "qwen2" && *arch != "gemma" && *arch != "gemma2" &&
+      *arch != "gemma3")
+    return Status::InvalidArgument(
+        "architecture '" + *arch +
+        "' is not supported yet (llama, qwen2, gemma, gemma2 and gemma3 are)");
   c.architecture = *arch;
+  const bool gemma = arch->rfind("gemma", 0) == 0;
   if (*arch != "llama") c.rope_style = RopeStyle::kHalfSplit;
-  if (*arch == "gemma") c.activation = FfnActivation::kGelu;
+  if (gemma) c.activation = FfnActivation::kGelu;
   const std::string p = *arch + ".";
   auto get = [&](const std::string& key, int* out, int64_t max = 1 << 24) -> Status {
     auto v = PositiveInt(f, p + key, max);
@@ -137,7 +150,7 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
   if (auto v = f.GetInt(p + "attention.value_length"); v && *v != c.head_dim)
     return Status::InvalidArgument(
         "attention.value_length different from key_length is not supported");
-  if (*arch == "gemma") c.embedding_scale = std::sqrt(static_cast<float>(c.dim));
+  if (gemma) c.embedding_scale = std::sqrt(static_cast<float>(c.dim));
   c.rope_dims = c.head_dim;
   if (f.Find(p + "rope.dimension_count"))
     EVALD_RETURN_IF_ERROR(get("rope.dimension_count", &c.rope_dims, 1 << 16));
@@ -156,6 +169,44 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
 
   if (c.head_dim % 2 != 0 || (*arch == "llama" && c.head_dim * c.n_heads != c.dim))
     return Status::Corruption("head size does not fit the embedding length");
+  // The scale of q.k: 1/sqrt(head size), except Gemma 2 and 3 27B (46 and 62 layers), which use
+  // 1/sqrt(dim / heads) (query_pre_attn_scalar; as llama.cpp decides it).
+  c.query_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  if ((*arch == "gemma2" && c.n_layers == 46) || (*arch == "gemma3" && c.n_layers == 62))
+    c.query_scale = 1.0f / std::sqrt(static_cast<float>(c.dim / c.n_heads));
+  auto finite_nonneg = [&](const std::string& key, float* out) -> Status {
+    if (auto v = f.GetFloat(p + key)) {
+      if (!(*v >= 0 && *v < 1e6))
+        return Status::Corruption("metadata " + p + key + " out of range");
+      *out = static_cast<float>(*v);
+    }
+    return Status::Ok();
+  };
+  if (*arch == "gemma2" || *arch == "gemma3") {
+    c.post_norms = true;
+    // Gemma 2 slides on even layers with a 4096 window unless the file says otherwise and caps
+    // attention at 50 and logits at 30; Gemma 3 slides on five layers of six, caps nothing.
+    c.sliding_window = *arch == "gemma2" ? 4096 : 0;
+    if (f.Find(p + "attention.sliding_window"))
+      EVALD_RETURN_IF_ERROR(get("attention.sliding_window", &c.sliding_window, 1 << 24));
+    if (c.sliding_window == 0)
+      return Status::Corruption("metadata " + p + "attention.sliding_window is missing");
+  }
+  if (*arch == "gemma2") {
+    c.attn_softcap = 50.0f;
+    c.final_softcap = 30.0f;
+    EVALD_RETURN_IF_ERROR(finite_nonneg("attn_logit_softcapping", &c.attn_softcap));
+    EVALD_RETURN_IF_ERROR(finite_nonneg("final_logit_softcapping", &c.final_softcap));
+  }
+  if (*arch == "gemma3") {
+    c.qk_norm = true;
+    c.rope_base_local = 10000.0f;
+    if (auto type = f.GetString(p + "rope.scaling.type"); type && *type == "linear") {
+      float factor = 1;
+      EVALD_RETURN_IF_ERROR(finite_nonneg("rope.scaling.factor", &factor));
+      if (factor > 0) c.rope_scale_global = 1.0f / factor;
+    }
+  }
   const int kv_dim = c.n_kv_heads * c.head_dim, q_dim = c.n_heads * c.head_dim;
   EVALD_RETURN_IF_ERROR(LoadMatrix(f, "token_embd.weight", c.dim, c.vocab, &m->token_embd_));
   if (f.FindTensor("output.weight")) {
@@ -174,6 +225,17 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_k.weight", c.dim, kv_dim, &L.wk));
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_v.weight", c.dim, kv_dim, &L.wv));
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_output.weight", q_dim, c.dim, &L.wo));
+    if (c.post_norms) {
+      EVALD_RETURN_IF_ERROR(
+          LoadVector(f, b + "post_attention_norm.weight", c.dim, &L.post_attn_norm));
+      EVALD_RETURN_IF_ERROR(LoadVector(f, b + "post_ffw_norm.weight", c.dim, &L.post_ffw_norm));
+    }
+    if (c.qk_norm) {
+      EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_q_norm.weight", c.head_dim, &L.q_norm));
+      EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_k_norm.weight", c.head_dim, &L.k_norm));
+    }
+    if (*arch == "gemma2") L.sliding = l % 2 == 0;
+    if (*arch == "gemma3") L.sliding = l % 6 < 5;
     if (*arch == "qwen2") {
       EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_q.bias", q_dim, &L.bq));
       EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_k.bias", kv_dim, &L.bk));
@@ -253,7 +315,10 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) 
     matvec_.ApplyBatch(L.wq, xb_.data(), count, q_.data());
     matvec_.ApplyBatch(L.wk, xb_.data(), count, k_.data());
     matvec_.ApplyBatch(L.wv, xb_.data(), count, v_.data());
-    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    const float scale = c.query_scale;
+    const float rope_base = L.sliding && c.rope_base_local > 0 ? c.rope_base_local : c.rope_base;
+    const float rope_pos = static_cast<float>(pos) * (L.sliding ? 1.0f : c.rope_scale_global);
+    const int first = L.sliding ? std::max(0, pos - c.sliding_window + 1) : 0;
     for (int s = 0; s < count; ++s) {
       float* q = &q_[s * q_dim];
       float* k = &k_[s * kv_dim];
@@ -262,8 +327,14 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) 
         for (int i = 0; i < kv_dim; ++i) k[i] += L.bk[i];
         for (int i = 0; i < kv_dim; ++i) v_[s * kv_dim + i] += L.bv[i];
       }
-      Rope(q, c.n_heads, c.head_dim, c.rope_dims, pos, c.rope_base, c.rope_style);
-      Rope(k, c.n_kv_heads, c.head_dim, c.rope_dims, pos, c.rope_base, c.rope_style);
+      if (c.qk_norm) {
+        for (int h = 0; h < c.n_heads; ++h)
+          RmsNorm(q + h * c.head_dim, L.q_norm, q + h * c.head_dim, c.head_dim, c.rms_eps);
+        for (int h = 0; h < c.n_kv_heads; ++h)
+          RmsNorm(k + h * c.head_dim, L.k_norm, k + h * c.head_dim, c.head_dim, c.rms_eps);
+      }
+      Rope(q, c.n_heads, c.head_dim, c.rope_dims, rope_pos, rope_base, c.rope_style);
+      Rope(k, c.n_kv_heads, c.head_dim, c.rope_dims, rope_pos, rope_base, c.rope_style);
       float* kc = key_cache_.data() + (static_cast<size_t>(l) * batch_ + s) * seq_stride;
       float* vc = value_cache_.data() + (static_cast<size_t>(l) * batch_ + s) * seq_stride;
       std::copy_n(k, kv_dim, kc + static_cast<size_t>(pos) * kv_dim);
@@ -272,21 +343,23 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) 
         const float* qh = q + h * c.head_dim;
         const int kvh = h / group;
         float max = -INFINITY;
-        for (int t = 0; t <= pos; ++t) {
+        for (int t = first; t <= pos; ++t) {
           const float* kt = kc + static_cast<size_t>(t) * kv_dim + kvh * c.head_dim;
           float dot = 0;
           for (int i = 0; i < c.head_dim; ++i) dot += qh[i] * kt[i];
-          scores_[t] = dot * scale;
+          float score = dot * scale;
+          if (c.attn_softcap > 0) score = std::tanh(score / c.attn_softcap) * c.attn_softcap;
+          scores_[t] = score;
           max = std::max(max, scores_[t]);
         }
         double sum = 0;
-        for (int t = 0; t <= pos; ++t) {
+        for (int t = first; t <= pos; ++t) {
           scores_[t] = std::exp(scores_[t] - max);
           sum += scores_[t];
         }
         float* out = &attn_out_[s * q_dim + h * c.head_dim];
         std::fill(out, out + c.head_dim, 0.0f);
-        for (int t = 0; t <= pos; ++t) {
+        for (int t = first; t <= pos; ++t) {
           const float a = static_cast<float>(scores_[t] / sum);
           const float* vt = vc + static_cast<size_t>(t) * kv_dim + kvh * c.head_dim;
           for (int i = 0; i < c.head_dim; ++i) out[i] += a * vt[i];
@@ -294,6 +367,9 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) 
       }
     }
     matvec_.ApplyBatch(L.wo, attn_out_.data(), count, xb_.data());
+    if (L.post_attn_norm)
+      for (int s = 0; s < count; ++s)
+        RmsNorm(&xb_[s * c.dim], L.post_attn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
     for (int i = 0; i < count * c.dim; ++i) x_[i] += xb_[i];
 
     for (int s = 0; s < count; ++s)
@@ -306,11 +382,17 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) 
           (c.activation == FfnActivation::kGelu ? Gelu(g) : g / (1.0f + std::exp(-g))) * h3_[i];
     }
     matvec_.ApplyBatch(L.w_down, h1_.data(), count, xb_.data());
+    if (L.post_ffw_norm)
+      for (int s = 0; s < count; ++s)
+        RmsNorm(&xb_[s * c.dim], L.post_ffw_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
     for (int i = 0; i < count * c.dim; ++i) x_[i] += xb_[i];
   }
   for (int s = 0; s < count; ++s)
     RmsNorm(&x_[s * c.dim], model_.output_norm(), &xb_[s * c.dim], c.dim, c.rms_eps);
   matvec_.ApplyBatch(model_.output(), xb_.data(), count, logits_.data());
+  if (c.final_softcap > 0)
+    for (int i = 0; i < count * c.vocab; ++i)
+      logits_[i] = std::tanh(logits_[i] / c.final_softcap) * c.final_softcap;
   return logits_.data();
 }
 

@@ -1,8 +1,11 @@
 // Decoder-only transformers over a GGUF checkpoint: `llama` (Llama 2/3, Mistral, CodeLlama,
-// DeepSeek-Coder layouts), `qwen2` (QKV biases, half-split RoPE) and `gemma` (scaled embeddings,
-// GELU, head size from key_length). Configuration and weights are validated at load; the decoder
-// keeps a KV cache and computes next-token logits one position at a time. The model code calls
-// kernels only through MatVec and the small ops below, so other kernel paths can replace them.
+// DeepSeek-Coder layouts), `qwen2` (QKV biases, half-split RoPE), `gemma` (scaled embeddings,
+// GELU, head size from key_length), `gemma2` (+ attention and final-logit soft-capping,
+// sliding-window attention on every other layer, norms after attention and FFN) and `gemma3`
+// (+ per-head RMSNorm of q and k, five sliding layers to one global, a local RoPE base).
+// Configuration and weights are validated at load; the decoder keeps a KV cache and computes
+// next-token logits one position at a time. The model code calls kernels only through MatVec and
+// the small ops below, so other kernel paths can replace them.
 #pragma once
 
 #include <memory>
@@ -27,6 +30,14 @@ struct LlamaConfig {
   int dim = 0, n_layers = 0, n_heads = 0, n_kv_heads = 0, hidden = 0, vocab = 0, context = 0;
   int head_dim = 0, rope_dims = 0;
   float rms_eps = 1e-5f, rope_base = 10000.0f;
+  float query_scale = 0;        // multiplies q.k (1/sqrt(head_dim), or Gemma 27B's rule)
+  float attn_softcap = 0;       // gemma2: scores -> cap * tanh(scores / cap); 0 = off
+  float final_softcap = 0;      // gemma2: the same on the logits
+  int sliding_window = 0;       // sliding layers attend to the last `sliding_window` positions
+  bool post_norms = false;      // gemma2/3: RMSNorm of the attention and FFN outputs
+  bool qk_norm = false;         // gemma3: per-head RMSNorm of q and k before RoPE
+  float rope_base_local = 0;    // gemma3: RoPE base of the sliding layers (0 = rope_base)
+  float rope_scale_global = 1;  // linear RoPE scaling (position x this) of the global layers
 };
 
 struct LlamaLayer {
@@ -35,6 +46,11 @@ struct LlamaLayer {
   const float* bq = nullptr;  // qwen2's attention biases (nullptr when absent)
   const float* bk = nullptr;
   const float* bv = nullptr;
+  const float* post_attn_norm = nullptr;  // gemma2/3
+  const float* post_ffw_norm = nullptr;
+  const float* q_norm = nullptr;  // gemma3, head_dim long
+  const float* k_norm = nullptr;
+  bool sliding = false;  // attends to the last config.sliding_window positions only
   WeightMatrix wq, wk, wv, wo, w_gate, w_up, w_down;
 };
 

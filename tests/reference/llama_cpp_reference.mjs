@@ -1,6 +1,9 @@
 // Reference outputs from llama.cpp (the npm package node-llama-cpp, prebuilt CPU binaries):
-// token ids of strings, and greedy continuations. Prints one JSON object.
+// token ids of strings, greedy continuations, and the next-token distribution at every position
+// of a token sequence (softmax of the logits: temperature 1, no top-k/top-p/min-p).
+// Prints one JSON object.
 //   node llama_cpp_reference.mjs MODEL.gguf '{"tokenize": ["..."], "greedy": {"prompt": "...", "tokens": 40},
+//                                              "probs": {"tokens": [1, 2, ...]},
 //                                              "timing": {"prompt": "...", "tokens": 32, "threads": 1}}'
 import {getLlama} from "node-llama-cpp";
 
@@ -8,7 +11,7 @@ const [modelPath, requestText] = process.argv.slice(2);
 const request = JSON.parse(requestText);
 const llama = await getLlama({gpu: false, build: "never", skipDownload: true, logLevel: "error"});
 const model = await llama.loadModel({modelPath});
-const out = {tokenize: [], greedy: null, timing: null};
+const out = {tokenize: [], greedy: null, probs: null, timing: null};
 for (const text of request.tokenize ?? []) out.tokenize.push(Array.from(model.tokenize(text)));
 if (request.greedy) {
   const context = await model.createContext({contextSize: 512, threads: 1});
@@ -21,6 +24,26 @@ if (request.greedy) {
     if (generated.length >= request.greedy.tokens) break;
   }
   out.greedy = {prompt, generated};
+  await context.dispose();
+}
+if (request.probs) {
+  // An F32 KV cache (llama.cpp's default is F16), so that the comparison measures the model code
+  // and kernels rather than the cache's rounding.
+  const context = await model.createContext({
+    contextSize: 512, threads: 1, flashAttention: false, experimentalKvCacheKeyType: "F32",
+    experimentalKvCacheValueType: "F32"});
+  const sequence = context.getSequence();
+  const options = {temperature: 1, topK: 0, topP: 1, minP: 0};
+  const input = request.probs.tokens.map(
+      (t) => [t, {generateNext: {probabilities: true, options}}]);
+  const results = await sequence.controlledEvaluate(input);
+  const vocab = model.tokens.vocabularySize ?? model.fileInsights.tensorInfo?.length;
+  out.probs = results.map((r) => {
+    const dense = new Array(model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0).fill(0);
+    for (const [token, p] of r?.next?.probabilities ?? []) dense[token] = p;
+    return dense;
+  });
+  void vocab;
   await context.dispose();
 }
 if (request.timing) {
