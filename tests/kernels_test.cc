@@ -12,10 +12,13 @@
 #include "evald/common/hash.h"
 #include "kernels/generate/generator.h"
 #include "kernels/gguf/gguf_writer.h"
+#include "kernels/gguf/random_model.h"
 #include "kernels/ops/dot.h"
 #include "kernels/ops/thread_pool.h"
 #include "kernels/quant/fp16.h"
 #include "kernels/quant/kquants.h"
+#include "kernels/tokenizer/pre_tokenizer.h"
+#include "kernels/tokenizer/spm_tokenizer.h"
 #include "test_support.h"
 
 namespace evald::kernels {
@@ -197,6 +200,36 @@ TEST(Quantize, BitIdenticalToLlamaCppFiles) {
     }
     std::filesystem::remove(out);
   }
+}
+
+// Byte-level BPE loses nothing: any byte string (invalid UTF-8 included) splits into pieces that
+// concatenate back to it and encodes to tokens that decode back to it.
+TEST(Tokenizer, BpeRoundTripsArbitraryBytes) {
+  std::string vocab = "/tmp/evald-bpe-roundtrip-" + RandomHex(4) + ".gguf";
+  ASSERT_TRUE(
+      WriteBpeVocabulary("qwen2", "module TopModule endmodule assign always begin end", 40, vocab)
+          .ok());
+  auto file = GgufFile::Open(vocab);
+  ASSERT_TRUE(file.ok());
+  auto tok = LoadTokenizer(**file);
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  std::mt19937_64 rng(7);
+  for (const char* pre : {"qwen2", "llama-bpe", "gpt-2", "deepseek-coder", "default"}) {
+    auto splitter = PreTokenizer::ForName(pre);
+    ASSERT_TRUE(splitter.ok());
+    for (int i = 0; i < 300; ++i) {
+      std::string s(rng() % 40, '\0');
+      for (char& c : s) c = static_cast<char>(i % 2 ? rng() : " \n\ta1'\xc3\xa9M("[rng() % 12]);
+      std::string joined;
+      for (auto piece : (*splitter)->Split(s)) joined += piece;
+      ASSERT_EQ(joined, s) << pre;
+      if (std::string(pre) == "qwen2") {
+        ASSERT_EQ((*tok)->Decode((*tok)->Encode(s, false)), s);
+      }
+    }
+  }
+  EXPECT_FALSE(PreTokenizer::ForName("no-such-pre").ok());
+  std::filesystem::remove(vocab);
 }
 
 TEST(Tokenizer, Llama2Ids) {

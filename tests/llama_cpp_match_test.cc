@@ -15,6 +15,8 @@
 #include "evald/common/file_io.h"
 #include "kernels/generate/generator.h"
 #include "kernels/gguf/random_model.h"
+#include "kernels/tokenizer/spm_tokenizer.h"
+#include "kernels/tokenizer/tokenizer.h"
 #include "test_support.h"
 
 namespace evald::kernels {
@@ -65,8 +67,8 @@ class LlamaCppMatch : public ::testing::Test {
   }
 };
 
-TEST_F(LlamaCppMatch, TokenizerIdsOnVerilogUnicodeWhitespaceAndDigits) {
-  const std::vector<std::string> strings = {
+const std::vector<std::string>& TokenizerStrings() {
+  static const std::vector<std::string> strings = {
       "Hello world",
       "module TopModule (\n  input clk,\n  input [7:0] in_,\n  output logic [7:0] out\n);",
       "always @(posedge clk) begin\n    if (reset) q <= 8'd0;\n    else q <= q + 1'b1;\nend",
@@ -75,7 +77,14 @@ TEST_F(LlamaCppMatch, TokenizerIdsOnVerilogUnicodeWhitespaceAndDigits) {
       "Unicode: h\xc3\xa9llo w\xc3\xb6rld \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\x99\x82 "
       "\xce\xbb \xe2\x80\x94",
       "[BEGIN]\n```verilog\n// comment\n```\n[DONE]",
+      "don't I'LL we've they'd SHE'S",
+      "a+=b;//c\r\n\r\n  x<=y>>>2; $display(\"%d\", n);",
+      "end   \n   \n",
   };
+  return strings;
+}
+
+std::string TokenizeRequest(const std::vector<std::string>& strings) {
   std::string request = "{\"tokenize\": [";
   for (size_t i = 0; i < strings.size(); ++i) {
     std::string json;
@@ -84,7 +93,12 @@ TEST_F(LlamaCppMatch, TokenizerIdsOnVerilogUnicodeWhitespaceAndDigits) {
     (void)google::protobuf::util::MessageToJsonString(v, &json);
     request += (i ? "," : "") + json;
   }
-  request += "]}";
+  return request + "]}";
+}
+
+TEST_F(LlamaCppMatch, TokenizerIdsOnVerilogUnicodeWhitespaceAndDigits) {
+  const std::vector<std::string>& strings = TokenizerStrings();
+  std::string request = TokenizeRequest(strings);
   google::protobuf::Value ref;
   ASSERT_TRUE(Reference(Models() + "/llama-2-tiny-random.gguf", request, &ref))
       << "reference script failed";
@@ -291,6 +305,50 @@ TEST_F(LlamaCppMatch, NextTokenDistributionsWithinToleranceAlongASequence) {
                 g.log_p, g.median_log_p, g.p);
   }
   for (const auto& p : written) std::remove(p.c_str());
+}
+
+// Byte-level BPE (tokenizer.ggml.model = gpt2) with each pre-tokenizer: a vocabulary learned
+// by evald from the built-in problems' Verilog and some prose, in a qwen2 file; ids identical to
+// llama.cpp's on the same strings, and decoding gives the strings back.
+TEST_F(LlamaCppMatch, BpeTokenizerIdsForEachPreTokenizer) {
+  std::string corpus =
+      "The quick brown fox jumps over the lazy dog. Don't we've they'll 1234567 89. "
+      "Implement a module named TopModule with the interface described below.\n";
+  for (const char* name : {"Bi01_and_gate", "Bi03_adder4", "Bi05_counter4"}) {
+    auto text = ReadFileBounded(std::string(EVALD_SOURCE_DIR) +
+                                "/datasets/builtin/dataset_spec-to-rtl/" + name + "_ref.sv");
+    if (text.ok()) corpus += *text;
+  }
+  const std::vector<std::string>& strings = TokenizerStrings();
+  for (const char* pre : {"qwen2", "llama-bpe", "gpt-2", "deepseek-coder"}) {
+    std::string vocab = "/tmp/evald-bpe-vocab-" + std::string(pre) + ".gguf";
+    std::string model = "/tmp/evald-bpe-model-" + std::string(pre) + ".gguf";
+    ASSERT_TRUE(WriteBpeVocabulary(pre, corpus, 300, vocab).ok());
+    RandomModelShape shape;
+    shape.architecture = "qwen2";
+    shape.dim = 64;
+    shape.heads = 2;
+    shape.kv_heads = 1;
+    shape.hidden = 64;
+    shape.layers = 1;
+    ASSERT_TRUE(WriteRandomModel(shape, vocab, model).ok());
+    google::protobuf::Value ref;
+    ASSERT_TRUE(Reference(model, TokenizeRequest(strings), &ref)) << pre;
+    const auto& lists = ref.struct_value().fields().at("tokenize").list_value();
+    ASSERT_EQ(lists.values_size(), static_cast<int>(strings.size()));
+    auto file = GgufFile::Open(model);
+    ASSERT_TRUE(file.ok());
+    auto tok = LoadTokenizer(**file);
+    ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+    EXPECT_FALSE((*tok)->add_bos());
+    for (size_t i = 0; i < strings.size(); ++i) {
+      std::vector<int> got = (*tok)->Encode(strings[i], false);
+      EXPECT_EQ(got, Ids(lists.values(static_cast<int>(i)))) << pre << ": " << strings[i];
+      EXPECT_EQ((*tok)->Decode(got), strings[i]) << pre;
+    }
+    std::remove(vocab.c_str());
+    std::remove(model.c_str());
+  }
 }
 
 }  // namespace

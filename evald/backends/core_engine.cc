@@ -20,7 +20,7 @@ StatusOr<std::unique_ptr<CoreEngine>> CoreEngine::Load(const std::string& path, 
   if (threads < 1 || threads > 256) return Status::InvalidArgument("threads must be 1..256");
   auto model = kernels::LlamaModel::Load(path);
   if (!model.ok()) return model.status().Annotate("loading " + path);
-  auto tok = kernels::SpmTokenizer::FromGguf((*model)->file());
+  auto tok = kernels::LoadTokenizer((*model)->file());
   if (!tok.ok()) return tok.status().Annotate("tokenizer of " + path);
   auto engine = std::unique_ptr<CoreEngine>(new CoreEngine);
   engine->path_ = path;
@@ -30,7 +30,7 @@ StatusOr<std::unique_ptr<CoreEngine>> CoreEngine::Load(const std::string& path, 
   engine->threads_ = threads;
   engine->isa_ = kernels::DetectIsa();
   engine->model_ = std::move(*model);
-  engine->tokenizer_ = std::make_unique<kernels::SpmTokenizer>(std::move(*tok));
+  engine->tokenizer_ = std::move(*tok);
   return engine;
 }
 
@@ -72,7 +72,8 @@ StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnTe
       last_step_tokens = tokens;
     }
     if (!on_text) return true;
-    size_t limit = finished ? c.text.size() : (c.text.size() > holdback ? c.text.size() - holdback : 0);
+    size_t limit =
+        finished ? c.text.size() : (c.text.size() > holdback ? c.text.size() - holdback : 0);
     if (!finished) limit = Utf8SafeCut(c.text, limit);
     size_t& from = emitted[static_cast<size_t>(s)];
     std::string delta;

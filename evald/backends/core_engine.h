@@ -16,7 +16,7 @@
 #include "kernels/generate/generator.h"
 #include "kernels/model/llama_model.h"
 #include "kernels/ops/dot.h"
-#include "kernels/tokenizer/spm_tokenizer.h"
+#include "kernels/tokenizer/tokenizer.h"
 
 namespace evald {
 
@@ -54,7 +54,7 @@ class CoreEngine {
   int threads_ = 1;
   kernels::Isa isa_;
   std::unique_ptr<kernels::LlamaModel> model_;
-  std::unique_ptr<kernels::SpmTokenizer> tokenizer_;
+  std::unique_ptr<kernels::Tokenizer> tokenizer_;
   std::mutex mu_;  // one request at a time
 };
 

@@ -25,17 +25,17 @@ int Fail(const Status& st) {
 
 struct Loaded {
   std::unique_ptr<LlamaModel> model;
-  std::unique_ptr<SpmTokenizer> tokenizer;
+  std::unique_ptr<Tokenizer> tokenizer;
 };
 
 StatusOr<Loaded> LoadModel(const std::string& path) {
   auto model = LlamaModel::Load(path);
   if (!model.ok()) return model.status();
-  auto tok = SpmTokenizer::FromGguf((*model)->file());
+  auto tok = LoadTokenizer((*model)->file());
   if (!tok.ok()) return tok.status().Annotate(path);
   Loaded l;
   l.model = std::move(*model);
-  l.tokenizer = std::make_unique<SpmTokenizer>(std::move(*tok));
+  l.tokenizer = std::move(*tok);
   return l;
 }
 

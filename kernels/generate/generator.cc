@@ -6,7 +6,7 @@
 
 namespace evald::kernels {
 
-StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const SpmTokenizer& tokenizer,
+StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const Tokenizer& tokenizer,
                                            const std::string& prompt,
                                            const GenerateOptions& options, Isa isa) {
   if (options.n < 1 || options.n > 1024)

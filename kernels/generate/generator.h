@@ -10,7 +10,7 @@
 #include "evald/common/status.h"
 #include "kernels/generate/sampler.h"
 #include "kernels/model/llama_model.h"
-#include "kernels/tokenizer/spm_tokenizer.h"
+#include "kernels/tokenizer/tokenizer.h"
 
 namespace evald::kernels {
 
@@ -36,7 +36,7 @@ struct Completion {
   std::string finish_reason;  // "stop" (EOS or a stop string) or "length"
 };
 
-StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const SpmTokenizer& tokenizer,
+StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const Tokenizer& tokenizer,
                                            const std::string& prompt,
                                            const GenerateOptions& options, Isa isa);
 

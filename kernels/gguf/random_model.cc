@@ -1,10 +1,13 @@
 #include "kernels/gguf/random_model.h"
 
+#include <map>
 #include <random>
 
 #include "kernels/gguf/gguf_file.h"
 #include "kernels/gguf/gguf_writer.h"
 #include "kernels/quant/blocks.h"
+#include "kernels/tokenizer/bpe_tokenizer.h"
+#include "kernels/tokenizer/pre_tokenizer.h"
 
 namespace evald::kernels {
 
@@ -131,6 +134,84 @@ Status WriteRandomModel(const RandomModelShape& shape, const std::string& vocab_
     matrix(b + "ffn_up.weight", shape.dim, shape.hidden, shape.weight_type);
     matrix(b + "ffn_down.weight", shape.hidden, shape.dim, shape.weight_type);
   }
+  return w.Write(path);
+}
+
+Status WriteBpeVocabulary(const std::string& pre, const std::string& corpus, int merges,
+                          const std::string& path) {
+  auto splitter = PreTokenizer::ForName(pre);
+  if (!splitter.ok()) return splitter.status();
+  // Words as sequences of symbols (stand-in characters), with their counts.
+  std::map<std::vector<std::string>, int> words;
+  for (std::string_view piece : (*splitter)->Split(corpus)) {
+    std::vector<std::string> symbols;
+    for (unsigned char c : piece) symbols.push_back(ByteStandIn(c));
+    ++words[symbols];
+  }
+  std::vector<std::string> tokens;
+  for (int b = 0; b < 256; ++b) tokens.push_back(ByteStandIn(static_cast<uint8_t>(b)));
+  std::vector<std::string> merge_list;
+  for (int m = 0; m < merges; ++m) {
+    std::map<std::pair<std::string, std::string>, int> pairs;
+    for (const auto& [w, count] : words)
+      for (size_t i = 1; i < w.size(); ++i) pairs[{w[i - 1], w[i]}] += count;
+    if (pairs.empty()) break;
+    auto best = pairs.begin();
+    for (auto it = pairs.begin(); it != pairs.end(); ++it)
+      if (it->second > best->second) best = it;
+    const auto [left, right] = best->first;
+    merge_list.push_back(left + " " + right);
+    tokens.push_back(left + right);
+    std::map<std::vector<std::string>, int> merged;
+    for (const auto& [w, count] : words) {
+      std::vector<std::string> out;
+      for (size_t i = 0; i < w.size(); ++i) {
+        if (i + 1 < w.size() && w[i] == left && w[i + 1] == right) {
+          out.push_back(left + right);
+          ++i;
+        } else {
+          out.push_back(w[i]);
+        }
+      }
+      merged[out] += count;
+    }
+    words = std::move(merged);
+  }
+  std::vector<int> types(tokens.size(), 1);
+  const int eot = static_cast<int>(tokens.size());
+  for (const char* special : {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}) {
+    tokens.push_back(special);
+    types.push_back(3);
+  }
+  auto strings = [](const std::vector<std::string>& items) {
+    GgufValue v;
+    v.type = GgufType::kArray;
+    v.array_type = GgufType::kString;
+    for (const auto& item : items) v.array.push_back(Str(item));
+    return v;
+  };
+  GgufValue type_array;
+  type_array.type = GgufType::kArray;
+  type_array.array_type = GgufType::kInt32;
+  for (int t : types) {
+    GgufValue v;
+    v.type = GgufType::kInt32;
+    v.i = t;
+    type_array.array.push_back(v);
+  }
+  GgufValue no;
+  no.type = GgufType::kBool;
+  no.u = 0;
+  GgufWriter w;
+  w.SetMetadata("general.architecture", Str("qwen2"));
+  w.SetMetadata("tokenizer.ggml.model", Str("gpt2"));
+  w.SetMetadata("tokenizer.ggml.pre", Str(pre));
+  w.SetMetadata("tokenizer.ggml.tokens", strings(tokens));
+  w.SetMetadata("tokenizer.ggml.token_type", type_array);
+  w.SetMetadata("tokenizer.ggml.merges", strings(merge_list));
+  w.SetMetadata("tokenizer.ggml.bos_token_id", U32(static_cast<uint64_t>(eot)));
+  w.SetMetadata("tokenizer.ggml.eos_token_id", U32(static_cast<uint64_t>(eot)));
+  w.SetMetadata("tokenizer.ggml.add_bos_token", no);
   return w.Write(path);
 }
 

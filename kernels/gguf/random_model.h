@@ -26,4 +26,11 @@ struct RandomModelShape {
 Status WriteRandomModel(const RandomModelShape& shape, const std::string& vocab_source,
                         const std::string& path);
 
+// A GPT-2 style byte-level BPE vocabulary learned from `corpus` (split by the `pre`
+// pre-tokenizer; the most frequent adjacent pair merged first, `merges` times): 256 byte tokens,
+// the merged tokens, and the control tokens <|endoftext|> (BOS/EOS), <|im_start|>, <|im_end|>.
+// Written as a GGUF holding only tokenizer.* metadata, for WriteRandomModel's vocab_source.
+Status WriteBpeVocabulary(const std::string& pre, const std::string& corpus, int merges,
+                          const std::string& path);
+
 }  // namespace evald::kernels

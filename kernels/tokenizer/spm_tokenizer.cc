@@ -39,38 +39,17 @@ StatusOr<SpmTokenizer> SpmTokenizer::FromGguf(const GgufFile& f) {
   if (*model != "llama")
     return Status::InvalidArgument("tokenizer '" + *model +
                                    "' is not supported yet (llama/SentencePiece is)");
-  const GgufValue* tokens = f.Find("tokenizer.ggml.tokens");
-  if (!tokens || tokens->type != GgufType::kArray || tokens->array_type != GgufType::kString ||
-      tokens->array.empty())
-    return Status::Corruption("tokenizer.ggml.tokens is missing or not a string array");
+  auto vocab = GgufVocabulary::Read(f, /*bos=*/1, /*eos=*/2, /*add_bos=*/true);
+  if (!vocab.ok()) return vocab.status();
   SpmTokenizer t;
-  const size_t n = tokens->array.size();
-  t.tokens_.reserve(n);
-  for (const auto& v : tokens->array) t.tokens_.push_back(v.s);
-  t.scores_.assign(n, 0.0f);
-  t.types_.assign(n, TokenType::kNormal);
-  if (const GgufValue* s = f.Find("tokenizer.ggml.scores")) {
-    if (s->array.size() != n)
-      return Status::Corruption("tokenizer.ggml.scores has the wrong length");
-    for (size_t i = 0; i < n; ++i)
-      t.scores_[i] = static_cast<float>(s->array[i].AsFloat().value_or(0));
-  }
-  if (const GgufValue* ty = f.Find("tokenizer.ggml.token_type")) {
-    if (ty->array.size() != n)
-      return Status::Corruption("tokenizer.ggml.token_type has the wrong length");
-    for (size_t i = 0; i < n; ++i) {
-      int64_t v = ty->array[i].AsInt().value_or(1);
-      t.types_[i] = (v >= 1 && v <= 6) ? static_cast<TokenType>(v) : TokenType::kNormal;
-    }
-  }
-  auto id = [&](const char* key, int fallback) {
-    auto v = f.GetInt(key);
-    return (v && *v >= 0 && static_cast<size_t>(*v) < n) ? static_cast<int>(*v) : fallback;
-  };
-  t.bos_ = id("tokenizer.ggml.bos_token_id", 1);
-  t.eos_ = id("tokenizer.ggml.eos_token_id", 2);
-  t.unk_ = id("tokenizer.ggml.unknown_token_id", 0);
-  if (auto v = f.GetInt("tokenizer.ggml.add_bos_token")) t.add_bos_ = *v != 0;
+  const size_t n = vocab->tokens.size();
+  t.tokens_ = std::move(vocab->tokens);
+  t.scores_ = std::move(vocab->scores);
+  t.types_ = std::move(vocab->types);
+  t.bos_ = vocab->bos;
+  t.eos_ = vocab->eos;
+  t.unk_ = vocab->unk >= 0 ? vocab->unk : 0;
+  t.add_bos_ = vocab->add_bos;
   if (auto v = f.GetInt("tokenizer.ggml.add_space_prefix")) t.add_space_prefix_ = *v != 0;
   for (size_t i = 0; i < n; ++i) t.index_.emplace(t.tokens_[i], static_cast<int>(i));
   for (int b = 0; b < 256; ++b) {
@@ -166,12 +145,6 @@ std::string SpmTokenizer::Piece(int token) const {
       return out;
     }
   }
-}
-
-std::string SpmTokenizer::Decode(const std::vector<int>& tokens) const {
-  std::string out;
-  for (int t : tokens) out += Piece(t);
-  return out;
 }
 
 }  // namespace evald::kernels

@@ -11,31 +11,22 @@
 
 #include "evald/common/status.h"
 #include "kernels/gguf/gguf_file.h"
+#include "kernels/tokenizer/tokenizer.h"
 
 namespace evald::kernels {
 
-enum class TokenType {
-  kNormal = 1,
-  kUnknown = 2,
-  kControl = 3,
-  kUserDefined = 4,
-  kUnused = 5,
-  kByte = 6
-};
-
-class SpmTokenizer {
+class SpmTokenizer : public Tokenizer {
  public:
   static StatusOr<SpmTokenizer> FromGguf(const GgufFile& file);
 
-  std::vector<int> Encode(std::string_view text, bool add_bos) const;
+  std::vector<int> Encode(std::string_view text, bool add_bos) const override;
   // The text of one token (byte tokens give their byte; control tokens give nothing).
-  std::string Piece(int token) const;
-  std::string Decode(const std::vector<int>& tokens) const;
+  std::string Piece(int token) const override;
 
-  int bos() const { return bos_; }
-  int eos() const { return eos_; }
-  bool add_bos() const { return add_bos_; }
-  int vocab_size() const { return static_cast<int>(tokens_.size()); }
+  int bos() const override { return bos_; }
+  int eos() const override { return eos_; }
+  bool add_bos() const override { return add_bos_; }
+  int vocab_size() const override { return static_cast<int>(tokens_.size()); }
 
  private:
   std::vector<std::string> tokens_;

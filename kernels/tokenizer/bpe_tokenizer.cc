@@ -1,0 +1,193 @@
+#include "kernels/tokenizer/bpe_tokenizer.h"
+
+#include <queue>
+
+namespace evald::kernels {
+
+namespace {
+
+std::string Utf8Of(uint32_t cp) {
+  std::string s;
+  if (cp < 0x80) {
+    s += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    s += static_cast<char>(0xC0 | (cp >> 6));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    s += static_cast<char>(0xE0 | (cp >> 12));
+    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return s;
+}
+
+// bytes_to_unicode: printable Latin-1 bytes stand for themselves, the other 68 bytes for
+// U+0100 onwards in byte order.
+const std::array<std::string, 256>& StandIns() {
+  static const std::array<std::string, 256> table = [] {
+    std::array<std::string, 256> t;
+    uint32_t next = 256;
+    for (int b = 0; b < 256; ++b) {
+      bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174);
+      t[static_cast<size_t>(b)] = Utf8Of(printable ? static_cast<uint32_t>(b) : next++);
+    }
+    return t;
+  }();
+  return table;
+}
+
+size_t Utf8Length(unsigned char c) {
+  if (c < 0x80) return 1;
+  if ((c >> 5) == 6) return 2;
+  if ((c >> 4) == 14) return 3;
+  if ((c >> 3) == 30) return 4;
+  return 1;
+}
+
+struct Symbol {
+  int prev, next;
+  size_t start, len;
+};
+
+struct Bigram {
+  int left, right, rank;
+  size_t len;
+  bool operator<(const Bigram& o) const {  // min-heap on rank, then leftmost
+    return rank > o.rank || (rank == o.rank && left > o.left);
+  }
+};
+
+}  // namespace
+
+const std::string& ByteStandIn(uint8_t byte) {
+  return StandIns()[byte];
+}
+
+StatusOr<BpeTokenizer> BpeTokenizer::FromGguf(const GgufFile& f) {
+  auto vocab = GgufVocabulary::Read(f, -1, -1, /*add_bos=*/false);
+  if (!vocab.ok()) return vocab.status();
+  BpeTokenizer t;
+  t.tokens_ = std::move(vocab->tokens);
+  t.types_ = std::move(vocab->types);
+  t.bos_ = vocab->bos;
+  t.eos_ = vocab->eos;
+  t.add_bos_ = vocab->add_bos;
+  auto pre = PreTokenizer::ForName(f.GetString("tokenizer.ggml.pre").value_or("default"));
+  if (!pre.ok()) return pre.status();
+  t.pre_ = std::move(*pre);
+
+  // Stand-in character -> byte, to turn token strings back into bytes.
+  std::map<std::string, uint8_t, std::less<>> byte_of;
+  for (int b = 0; b < 256; ++b)
+    byte_of[ByteStandIn(static_cast<uint8_t>(b))] = static_cast<uint8_t>(b);
+  const size_t n = t.tokens_.size();
+  t.pieces_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& s = t.tokens_[i];
+    t.index_.emplace(s, static_cast<int>(i));
+    if (t.types_[i] == TokenType::kControl || t.types_[i] == TokenType::kUnused) continue;
+    if (t.types_[i] == TokenType::kUserDefined) {  // written as plain text
+      t.pieces_[i] = s;
+      continue;
+    }
+    std::string bytes;
+    for (size_t k = 0; k < s.size();) {
+      size_t len = std::min(Utf8Length(static_cast<unsigned char>(s[k])), s.size() - k);
+      auto it = byte_of.find(std::string_view(s).substr(k, len));
+      if (it != byte_of.end()) {
+        bytes += static_cast<char>(it->second);
+      } else {
+        bytes.append(s, k, len);  // not a stand-in: keep the character itself
+      }
+      k += len;
+    }
+    t.pieces_[i] = std::move(bytes);
+  }
+
+  const GgufValue* merges = f.Find("tokenizer.ggml.merges");
+  if (!merges || merges->type != GgufType::kArray || merges->array_type != GgufType::kString)
+    return Status::Corruption("tokenizer.ggml.merges is missing or not a string array");
+  int rank = 0;
+  for (const auto& m : merges->array) {
+    // "left right"; the space separating them is the first one after the first character
+    // (a side may itself be a stand-in for a space byte, never a literal space).
+    size_t space = m.s.find(' ', 1);
+    if (space == std::string::npos || space + 1 >= m.s.size())
+      return Status::Corruption("malformed merge '" + m.s + "' at rank " + std::to_string(rank));
+    t.ranks_.emplace(std::make_pair(m.s.substr(0, space), m.s.substr(space + 1)), rank++);
+  }
+  return t;
+}
+
+void BpeTokenizer::EncodePiece(std::string_view piece, std::vector<int>* out) const {
+  std::string text;  // the piece's bytes as stand-in characters
+  for (unsigned char c : piece) text += ByteStandIn(c);
+  if (pre_->ignore_merges()) {
+    auto it = index_.find(text);
+    if (it != index_.end()) {
+      out->push_back(it->second);
+      return;
+    }
+  }
+  std::vector<Symbol> symbols;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t len = std::min(Utf8Length(static_cast<unsigned char>(text[pos])), text.size() - pos);
+    int idx = static_cast<int>(symbols.size());
+    symbols.push_back({idx - 1, idx + 1, pos, len});
+    pos += len;
+  }
+  if (symbols.empty()) return;
+  symbols.back().next = -1;
+  std::priority_queue<Bigram> queue;
+  auto try_add = [&](int left, int right) {
+    if (left < 0 || right < 0) return;
+    const Symbol& l = symbols[static_cast<size_t>(left)];
+    const Symbol& r = symbols[static_cast<size_t>(right)];
+    auto it = ranks_.find(std::make_pair(text.substr(l.start, l.len), text.substr(r.start, r.len)));
+    if (it == ranks_.end()) return;
+    queue.push({left, right, it->second, l.len + r.len});
+  };
+  for (size_t i = 1; i < symbols.size(); ++i) try_add(static_cast<int>(i - 1), static_cast<int>(i));
+  while (!queue.empty()) {
+    Bigram b = queue.top();
+    queue.pop();
+    Symbol& l = symbols[static_cast<size_t>(b.left)];
+    Symbol& r = symbols[static_cast<size_t>(b.right)];
+    if (l.len == 0 || r.len == 0 || l.len + r.len != b.len || l.next != b.right) continue;
+    l.len += r.len;
+    r.len = 0;
+    l.next = r.next;
+    if (r.next >= 0) symbols[static_cast<size_t>(r.next)].prev = b.left;
+    try_add(l.prev, b.left);
+    try_add(b.left, l.next);
+  }
+  for (int i = 0; i >= 0; i = symbols[static_cast<size_t>(i)].next) {
+    const Symbol& s = symbols[static_cast<size_t>(i)];
+    auto it = index_.find(text.substr(s.start, s.len));
+    if (it != index_.end()) {
+      out->push_back(it->second);
+      continue;
+    }
+    // No token for the merged symbol: its bytes one by one.
+    for (size_t k = s.start; k < s.start + s.len;) {
+      size_t len = std::min(Utf8Length(static_cast<unsigned char>(text[k])), s.start + s.len - k);
+      auto byte = index_.find(text.substr(k, len));
+      if (byte != index_.end()) out->push_back(byte->second);
+      k += len;
+    }
+  }
+}
+
+std::vector<int> BpeTokenizer::Encode(std::string_view text, bool add_bos) const {
+  std::vector<int> out;
+  if (add_bos && bos_ >= 0) out.push_back(bos_);
+  for (std::string_view piece : pre_->Split(text)) EncodePiece(piece, &out);
+  return out;
+}
+
+std::string BpeTokenizer::Piece(int token) const {
+  if (token < 0 || token >= vocab_size()) return "";
+  return pieces_[static_cast<size_t>(token)];
+}
+
+}  // namespace evald::kernels

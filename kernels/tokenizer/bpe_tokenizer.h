@@ -1,0 +1,48 @@
+// GPT-2 style byte-level BPE over a GGUF vocabulary (tokenizer.ggml.model = "gpt2": Qwen2,
+// Llama 3, DeepSeek-Coder, StarCoder ...): the text is split by the model's pre-tokenizer, each
+// piece's bytes are mapped to GPT-2's printable stand-ins, adjacent symbols are merged by the
+// rank of tokenizer.ggml.merges (lowest first, leftmost on ties), and what no token covers falls
+// back to single-byte tokens - the procedure llama.cpp applies.
+#pragma once
+
+#include <array>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/tokenizer/pre_tokenizer.h"
+#include "kernels/tokenizer/tokenizer.h"
+
+namespace evald::kernels {
+
+class BpeTokenizer : public Tokenizer {
+ public:
+  static StatusOr<BpeTokenizer> FromGguf(const GgufFile& file);
+
+  std::vector<int> Encode(std::string_view text, bool add_bos) const override;
+  std::string Piece(int token) const override;
+
+  int bos() const override { return bos_; }
+  int eos() const override { return eos_; }
+  bool add_bos() const override { return add_bos_; }
+  int vocab_size() const override { return static_cast<int>(tokens_.size()); }
+
+ private:
+  void EncodePiece(std::string_view piece, std::vector<int>* out) const;
+
+  std::vector<std::string> tokens_;  // as stored: bytes written as GPT-2's stand-in characters
+  std::vector<TokenType> types_;
+  std::vector<std::string> pieces_;  // each token's bytes (empty for control tokens)
+  std::unordered_map<std::string, int> index_;
+  std::map<std::pair<std::string, std::string>, int, std::less<>> ranks_;
+  std::shared_ptr<PreTokenizer> pre_;
+  int bos_ = -1, eos_ = -1;
+  bool add_bos_ = false;
+};
+
+// GPT-2's byte <-> printable character mapping (bytes_to_unicode), as UTF-8.
+const std::string& ByteStandIn(uint8_t byte);
+
+}  // namespace evald::kernels
