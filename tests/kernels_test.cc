@@ -14,6 +14,8 @@
 #include "kernels/gguf/gguf_writer.h"
 #include "kernels/gguf/random_model.h"
 #include "kernels/ops/dot.h"
+#include "kernels/ops/matvec.h"
+#include "kernels/ops/packed_matrix.h"
 #include "kernels/ops/thread_pool.h"
 #include "kernels/quant/fp16.h"
 #include "kernels/quant/kquants.h"
@@ -100,6 +102,53 @@ TEST(Dot, SimdPathsEqualTheScalarOracle) {
       }
     }
   }
+}
+
+// Weights laid out for the AVX-512 VNNI kernel (16 rows interleaved): every row equal to the
+// scalar oracle up to float accumulation order, and a vector's result bit-identical whether it
+// is multiplied alone or in a batch (so samples do not depend on their neighbours).
+TEST(PackedMatVec, EqualsTheOracleAndBatchesBitIdentically) {
+  if (!IsaSupported(Isa::kAvx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist(0, 1);
+  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+    for (int64_t cols : {32, 96, 2048}) {
+      const int64_t rows = 48, rb = static_cast<int64_t>(*RowBytes(type, cols));
+      std::vector<uint8_t> data(static_cast<size_t>(rb * rows));
+      std::vector<float> row(static_cast<size_t>(cols));
+      for (int64_t r = 0; r < rows; ++r) {
+        for (auto& v : row) v = dist(rng) * static_cast<float>(1 + r % 5);
+        if (type == GgmlType::kQ8_0) {
+          QuantizeRowQ8_0(row.data(), reinterpret_cast<BlockQ8_0*>(data.data() + r * rb), cols);
+        } else {
+          QuantizeRowQ4_0(row.data(), reinterpret_cast<BlockQ4_0*>(data.data() + r * rb), cols);
+        }
+      }
+      WeightMatrix plain{type, data.data(), rows, cols, static_cast<uint64_t>(rb)};
+      auto packed = PackedMatrix::Pack(plain);
+      ASSERT_NE(packed, nullptr);
+      WeightMatrix w = plain;
+      w.packed = packed.get();
+      const int batch = 11;
+      std::vector<float> x(static_cast<size_t>(batch * cols));
+      for (auto& v : x) v = dist(rng);
+      std::vector<float> oracle(static_cast<size_t>(batch * rows)), got(oracle.size()), one(rows);
+      MatVec scalar(Isa::kScalar), vnni(Isa::kAvx512Vnni);
+      scalar.ApplyBatch(plain, x.data(), batch, oracle.data());
+      vnni.ApplyBatch(w, x.data(), batch, got.data());
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], oracle[i], 1e-5f * std::fabs(oracle[i]) + 1e-3f)
+            << (type == GgmlType::kQ8_0 ? "q8_0" : "q4_0") << " cols " << cols << " at " << i;
+      for (int b = 0; b < batch; ++b) {
+        vnni.Apply(w, x.data() + b * cols, one.data());
+        ASSERT_EQ(std::memcmp(one.data(), got.data() + b * rows, sizeof(float) * rows), 0)
+            << "vector " << b << " differs alone and in the batch";
+      }
+    }
+  }
+  // What cannot be packed is left alone.
+  WeightMatrix odd{GgmlType::kQ8_0, nullptr, 20, 32, 34};
+  EXPECT_EQ(PackedMatrix::Pack(odd), nullptr);
 }
 
 TEST(Gguf, ReadsTheSharedModelsAndRejectsDamagedCopies) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "kernels/quant/blocks.h"
 
@@ -244,6 +245,19 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_gate.weight", c.dim, c.hidden, &L.w_gate));
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_up.weight", c.dim, c.hidden, &L.w_up));
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_down.weight", c.hidden, c.dim, &L.w_down));
+  }
+  // Quantized matrices are laid out again for the AVX-512 VNNI kernels when this CPU has them
+  // (EVALD_NO_REPACK=1 keeps the file's layout; the embedding lookup always reads the file).
+  if (DetectIsa() == Isa::kAvx512Vnni && !std::getenv("EVALD_NO_REPACK")) {
+    auto pack = [&](WeightMatrix* w) {
+      auto p = PackedMatrix::Pack(*w);
+      if (!p) return;
+      w->packed = p.get();
+      m->packed_.push_back(std::move(p));
+    };
+    pack(&m->output_);
+    for (auto& L : m->layers_)
+      for (WeightMatrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) pack(w);
   }
   return m;
 }

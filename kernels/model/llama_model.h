@@ -15,6 +15,7 @@
 #include "evald/common/status.h"
 #include "kernels/gguf/gguf_file.h"
 #include "kernels/ops/matvec.h"
+#include "kernels/ops/packed_matrix.h"
 #include "kernels/ops/thread_pool.h"
 
 namespace evald::kernels {
@@ -65,6 +66,8 @@ class LlamaModel {
   const WeightMatrix& token_embedding() const { return token_embd_; }
   const WeightMatrix& output() const { return output_; }
   const float* output_norm() const { return output_norm_; }
+  // How many weight matrices were laid out for the AVX-512 VNNI kernels at load.
+  int packed_matrices() const { return static_cast<int>(packed_.size()); }
 
  private:
   std::unique_ptr<GgufFile> file_;
@@ -72,6 +75,7 @@ class LlamaModel {
   std::vector<LlamaLayer> layers_;
   WeightMatrix token_embd_, output_;
   const float* output_norm_ = nullptr;
+  std::vector<std::unique_ptr<PackedMatrix>> packed_;
 };
 
 // Decoding state of `batch` sequences: KV caches and scratch buffers. Sequences advance in

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/ops/packed_matrix.h"
 #include "kernels/ops/thread_pool.h"
 #include "kernels/quant/fp16.h"
 
@@ -13,6 +14,39 @@ void MatVec::Apply(const WeightMatrix& w, const float* x, float* y) {
 
 void MatVec::ApplyBatch(const WeightMatrix& w, const float* x, int batch, float* y) {
   const int64_t blocks = w.cols / kQK;
+  if (w.packed && isa_ == Isa::kAvx512Vnni) {
+    // The activations as the packed kernels read them, prepared once for every thread.
+    const size_t n = static_cast<size_t>(batch * w.cols), nb = static_cast<size_t>(batch * blocks);
+    xq_.resize(nb);
+    xs8_.resize(n);
+    xu8_.resize(n);
+    xq_scales_.resize(nb);
+    xsum8_.resize(nb);
+    for (int b = 0; b < batch; ++b)
+      QuantizeRowQ8_0(x + b * w.cols, xq_.data() + b * blocks, w.cols);
+    for (size_t i = 0; i < nb; ++i) {
+      int32_t sum = 0;
+      for (int k = 0; k < kQK; ++k) {
+        const int8_t q = xq_[i].qs[k];
+        xs8_[i * kQK + k] = q;
+        xu8_[i * kQK + k] = static_cast<uint8_t>(q + 128);
+        sum += q;
+      }
+      xq_scales_[i] = Fp16ToFp32(xq_[i].d);
+      xsum8_[i] = 8 * sum;
+    }
+    PackedActivations a{xs8_.data(), xu8_.data(), xq_scales_.data(), xsum8_.data()};
+    const PackedMatrix& p = *w.packed;
+    auto groups = [&](int64_t begin, int64_t end) {
+      PackedMatVecAvx512Vnni(p, a, batch, begin, end, y);
+    };
+    if (pool_) {
+      pool_->ParallelFor(p.groups(), groups);
+    } else {
+      groups(0, p.groups());
+    }
+    return;
+  }
   if (w.type == GgmlType::kQ8_0 || w.type == GgmlType::kQ4_0) {
     // Activations quantized once per call, shared read-only by every thread.
     xq_.resize(static_cast<size_t>(blocks * batch));

@@ -17,6 +17,8 @@ struct WeightMatrix {
   int64_t rows = 0;  // output size
   int64_t cols = 0;  // input size (ggml ne[0])
   uint64_t row_bytes = 0;
+  // The same weights laid out for the AVX-512 VNNI kernels (set at load; owned by the model).
+  const class PackedMatrix* packed = nullptr;
 };
 
 class ThreadPool;
@@ -43,6 +45,10 @@ class MatVec {
   ThreadPool* pool_;
   std::vector<BlockQ8_0> xq_;
   std::vector<float> xq_scales_;  // the scales of xq_ as float, for the multi-vector kernels
+  // Activations for packed weights (see PackedActivations).
+  std::vector<int8_t> xs8_;
+  std::vector<uint8_t> xu8_;
+  std::vector<int32_t> xsum8_;
 };
 
 }  // namespace evald::kernels

@@ -1,0 +1,66 @@
+// Weights laid out at load for the AVX-512 VNNI kernels: 16 rows interleaved per 32-element
+// block, so that one vpdpbusd advances 16 rows by 4 elements against a broadcast of 4 activation
+// bytes, the 16 per-block scales convert in one instruction, and the float work per block is
+// one multiply-add for 16 rows instead of one per row. A group's blocks are contiguous, so a
+// mat-vec streams the matrix once, front to back.
+//
+// Per group of 16 rows, per block (stride kQ8Stride / kQ4Stride bytes):
+//   Q8_0: 8 steps x 16 rows x 4 int8 (step j holds elements 4j..4j+3 of each row),
+//         16 fp16 scales, 16 int16 sums of the block's weights (for the unsigned-activation
+//         correction).
+//   Q4_0: 4 chunks x 16 rows x 4 bytes; byte k of row r in chunk c holds element 8c+k in its low
+//         nibble and element 8c+4+k in its high nibble (raw 0..15, the -8 applied through the
+//         activations' block sums); 16 fp16 scales.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "kernels/gguf/ggml_types.h"
+#include "kernels/quant/blocks.h"
+
+namespace evald::kernels {
+
+struct WeightMatrix;
+
+class PackedMatrix {
+ public:
+  static constexpr int kRows = 16;
+  static constexpr int64_t kQ8Stride = 8 * 64 + 32 + 32;
+  static constexpr int64_t kQ4Stride = 4 * 64 + 32;
+
+  // nullptr when `w` cannot be packed (not Q8_0/Q4_0, rows not a multiple of 16).
+  static std::unique_ptr<PackedMatrix> Pack(const WeightMatrix& w);
+
+  GgmlType type() const { return type_; }
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t blocks() const { return cols_ / kQK; }
+  int64_t groups() const { return rows_ / kRows; }
+  int64_t block_stride() const { return type_ == GgmlType::kQ8_0 ? kQ8Stride : kQ4Stride; }
+  const uint8_t* group(int64_t g) const { return data_.get() + g * blocks() * block_stride(); }
+
+ private:
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  GgmlType type_ = GgmlType::kQ8_0;
+  int64_t rows_ = 0, cols_ = 0;
+  std::unique_ptr<uint8_t[], Free> data_;
+};
+
+// Activations prepared once per mat-vec for the packed kernels: the Q8_0 blocks of each vector
+// as unsigned bytes (x + 128, for Q8_0 weights) or as they are (Q4_0 weights), their scales as
+// float, and 8 x each block's sum (the Q4_0 offset correction).
+struct PackedActivations {
+  const int8_t* x = nullptr;      // vector v: x + v * cols (signed, Q4_0 path)
+  const uint8_t* xu = nullptr;    // vector v: xu + v * cols (x + 128, Q8_0 path)
+  const float* scales = nullptr;  // vector v: scales + v * blocks
+  const int32_t* sum8 = nullptr;  // vector v: sum8 + v * blocks
+};
+
+// y[v * rows + r] for rows of groups [g_begin, g_end), every vector v < nv (AVX-512 VNNI only).
+void PackedMatVecAvx512Vnni(const PackedMatrix& w, const PackedActivations& a, int nv,
+                            int64_t g_begin, int64_t g_end, float* y);
+
+}  // namespace evald::kernels
