@@ -415,6 +415,10 @@ TEST_F(DaemonTest, SamplesACheckpointServedByAnotherEvaldAndByItsOwnCore) {
   ASSERT_EQ(run_c.state(), v1::SUCCEEDED) << run_c.state_reason();
   EXPECT_EQ(run_c.serving().cached_samples(), 6);
   EXPECT_EQ(run_c.serving().completed_requests(), 0);
+  auto metrics = Get("/metrics").body;
+  EXPECT_NE(metrics.find("evald_generation_requests_total 4\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("evald_samples_generated_total 12\n"), std::string::npos);
+  EXPECT_NE(metrics.find("evald_generation_cache_hits_total 6\n"), std::string::npos);
   model_server.Stop();
 }
 

@@ -233,11 +233,24 @@ HttpResponse Api::Handle(const HttpRequest& req) {
         "# HELP evald_samples_per_second Samples graded per simulation-second.\n"
         "# TYPE evald_samples_per_second gauge\nevald_samples_per_second {:.3f}\n"
         "# HELP evald_queue_depth Runs queued or running.\n# TYPE evald_queue_depth gauge\n"
-        "evald_queue_depth {}\n",
+        "evald_queue_depth {}\n"
+        "# HELP evald_generation_requests_total Backend requests answered (after retries).\n"
+        "# TYPE evald_generation_requests_total counter\nevald_generation_requests_total {}\n"
+        "# HELP evald_generation_failures_total Backend requests that failed after retries.\n"
+        "# TYPE evald_generation_failures_total counter\nevald_generation_failures_total {}\n"
+        "# HELP evald_generation_retries_total Backend request attempts beyond the first.\n"
+        "# TYPE evald_generation_retries_total counter\nevald_generation_retries_total {}\n"
+        "# HELP evald_samples_generated_total Completions drawn from backends.\n"
+        "# TYPE evald_samples_generated_total counter\nevald_samples_generated_total {}\n"
+        "# HELP evald_generation_cache_hits_total Completions taken from stored generations.\n"
+        "# TYPE evald_generation_cache_hits_total counter\nevald_generation_cache_hits_total {}\n"
+        "# HELP evald_generated_tokens_total Completion tokens reported by backends.\n"
+        "# TYPE evald_generated_tokens_total counter\nevald_generated_tokens_total {}\n",
         c.runs_created.load(), c.runs_succeeded.load(), c.runs_failed.load(),
         c.runs_cancelled.load(), c.samples_graded.load(), c.simulations.load(), c.cache_hits.load(),
-        c.sandbox_failures.load(), secs, secs > 0 ? c.simulations / secs : 0.0,
-        runs_->QueueDepth());
+        c.sandbox_failures.load(), secs, secs > 0 ? c.simulations / secs : 0.0, runs_->QueueDepth(),
+        c.generation_requests.load(), c.generation_failures.load(), c.generation_retries.load(),
+        c.samples_generated.load(), c.generation_cache_hits.load(), c.generated_tokens.load());
     HttpResponse res{http::status::ok, req.version()};
     res.set(http::field::content_type, "text/plain; version=0.0.4");
     res.body() = std::move(body);

@@ -7,11 +7,11 @@
 
 #include "datasets/code_extractor.h"
 #include "datasets/prompt_builder.h"
-#include "evald/metrics/serving_metrics.h"
 #include "evald/common/hash.h"
 #include "evald/eval/evaluation.h"
 #include "evald/eval/samples_reader.h"
 #include "evald/eval/sandbox_pool.h"
+#include "evald/metrics/serving_metrics.h"
 #include "harness/calibration.h"
 #include "harness/failure_category.h"
 #include "harness/verdict_key.h"
@@ -646,6 +646,7 @@ void RunManager::Execute(const std::string& run_id) {
         rec.set_completion_tokens(std::max(0, g.completion_tokens));
         rec.set_created_unix_ms(NowMs());
       }
+      ++(from_cache ? counters_.generation_cache_hits : counters_.samples_generated);
       {
         std::lock_guard<std::mutex> lock(progress_mu);
         run.set_samples_generated(run.samples_generated() + 1);
@@ -699,7 +700,10 @@ void RunManager::Execute(const std::string& run_id) {
     backend->Run(
         requests,
         [&](size_t i, SampleResponse resp) {
+          ++counters_.generation_requests;
+          counters_.generation_retries += std::max(0, resp.timing.attempts() - 1);
           if (!resp.status.ok() || resp.samples.size() != members[i].size()) {
+            ++counters_.generation_failures;
             std::string why = resp.status.ok() ? "the backend returned a wrong number of samples"
                                                : resp.status.ToString();
             std::lock_guard<std::mutex> lock(progress_mu);
@@ -722,16 +726,16 @@ void RunManager::Execute(const std::string& run_id) {
             std::lock_guard<std::mutex> lock(progress_mu);
             timings.push_back(resp.timing);
           }
+          counters_.generated_tokens += resp.timing.completion_tokens();
           for (size_t k = 0; k < members[i].size(); ++k)
             accept(members[i][k], resp.samples[k], false, k == 0 ? &resp.timing : nullptr);
         },
         abort_running_);
     {
       std::lock_guard<std::mutex> lock(progress_mu);
-      run.set_sampling_seconds(run.sampling_seconds() +
-                               std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                             t_sampling)
-                                   .count());
+      run.set_sampling_seconds(
+          run.sampling_seconds() +
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t_sampling).count());
     }
   } else {
     for (auto& sample : pending) grade(&sample);
@@ -768,11 +772,11 @@ void RunManager::Execute(const std::string& run_id) {
     return;  // stays RUNNING in the store; resumed at the next start
   }
   if (run.samples_generated() != run.samples_total())
-    return fail(Status::Unavailable(fmt::format(
-        "{} of {} samples could not be generated ({} requests failed; first: {}); "
-        "POST /v1/runs/{}/resume asks again for the missing ones",
-        run.samples_total() - run.samples_generated(), run.samples_total(), failed_requests,
-        first_generation_error, run_id)));
+    return fail(Status::Unavailable(
+        fmt::format("{} of {} samples could not be generated ({} requests failed; first: {}); "
+                    "POST /v1/runs/{}/resume asks again for the missing ones",
+                    run.samples_total() - run.samples_generated(), run.samples_total(),
+                    failed_requests, first_generation_error, run_id)));
   if (run.samples_done() != run.samples_total())
     return fail(Status::Internal(
         fmt::format("{} of {} samples could not be graded (sandbox failures); "

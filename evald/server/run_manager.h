@@ -44,6 +44,9 @@ struct RunCounters {
   std::atomic<int64_t> runs_created{0}, runs_succeeded{0}, runs_failed{0}, runs_cancelled{0};
   std::atomic<int64_t> samples_graded{0}, simulations{0}, cache_hits{0}, sandbox_failures{0};
   std::atomic<int64_t> grading_micros{0};  // time spent in simulations, for samples/s
+  // Sampling backends.
+  std::atomic<int64_t> generation_requests{0}, generation_failures{0}, generation_retries{0};
+  std::atomic<int64_t> samples_generated{0}, generated_tokens{0}, generation_cache_hits{0};
 };
 
 class RunManager {

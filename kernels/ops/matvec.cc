@@ -19,23 +19,20 @@ void MatVec::ApplyBatch(const WeightMatrix& w, const float* x, int batch, float*
     const size_t n = static_cast<size_t>(batch * w.cols), nb = static_cast<size_t>(batch * blocks);
     xq_.resize(nb);
     xs8_.resize(n);
-    xu8_.resize(n);
     xq_scales_.resize(nb);
-    xsum8_.resize(nb);
+    xsums_.resize(nb);
     for (int b = 0; b < batch; ++b)
       QuantizeRowQ8_0(x + b * w.cols, xq_.data() + b * blocks, w.cols);
     for (size_t i = 0; i < nb; ++i) {
       int32_t sum = 0;
       for (int k = 0; k < kQK; ++k) {
-        const int8_t q = xq_[i].qs[k];
-        xs8_[i * kQK + k] = q;
-        xu8_[i * kQK + k] = static_cast<uint8_t>(q + 128);
-        sum += q;
+        xs8_[i * kQK + k] = xq_[i].qs[k];
+        sum += xq_[i].qs[k];
       }
       xq_scales_[i] = Fp16ToFp32(xq_[i].d);
-      xsum8_[i] = 8 * sum;
+      xsums_[i] = sum;
     }
-    PackedActivations a{xs8_.data(), xu8_.data(), xq_scales_.data(), xsum8_.data()};
+    PackedActivations a{xs8_.data(), xq_scales_.data(), xsums_.data()};
     const PackedMatrix& p = *w.packed;
     auto groups = [&](int64_t begin, int64_t end) {
       PackedMatVecAvx512Vnni(p, a, batch, begin, end, y);

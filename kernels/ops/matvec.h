@@ -47,8 +47,7 @@ class MatVec {
   std::vector<float> xq_scales_;  // the scales of xq_ as float, for the multi-vector kernels
   // Activations for packed weights (see PackedActivations).
   std::vector<int8_t> xs8_;
-  std::vector<uint8_t> xu8_;
-  std::vector<int32_t> xsum8_;
+  std::vector<int32_t> xsums_;
 };
 
 }  // namespace evald::kernels

@@ -38,12 +38,10 @@ std::unique_ptr<PackedMatrix> PackedMatrix::Pack(const WeightMatrix& w) {
         const uint8_t* row = w.data + (g * kRows + r) * w.row_bytes;
         if (w.type == GgmlType::kQ8_0) {
           const BlockQ8_0& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
-          int sum = 0;
-          for (int j = 0; j < 8; ++j) std::memcpy(out + j * 64 + r * 4, blk.qs + 4 * j, 4);
-          for (int k = 0; k < kQK; ++k) sum += blk.qs[k];
+          for (int j = 0; j < 8; ++j)
+            for (int k = 0; k < 4; ++k)
+              out[j * 64 + r * 4 + k] = static_cast<uint8_t>(blk.qs[4 * j + k] + 128);
           std::memcpy(out + 512 + r * 2, &blk.d, 2);
-          const int16_t s16 = static_cast<int16_t>(sum);
-          std::memcpy(out + 544 + r * 2, &s16, 2);
         } else {
           const BlockQ4_0& blk = reinterpret_cast<const BlockQ4_0*>(row)[b];
           auto elem = [&](int i) { return i < 16 ? (blk.qs[i] & 0x0F) : (blk.qs[i - 16] >> 4); };

@@ -4,13 +4,15 @@
 // one multiply-add for 16 rows instead of one per row. A group's blocks are contiguous, so a
 // mat-vec streams the matrix once, front to back.
 //
+// Weights are the unsigned operand of vpdpbusd (the signed activations are broadcast straight
+// from memory): Q8_0 values are stored + 128, Q4_0 nibbles raw (+ 8); the offset comes back out
+// as offset x the block sum of the activations, once per block and vector for all rows.
+//
 // Per group of 16 rows, per block (stride kQ8Stride / kQ4Stride bytes):
-//   Q8_0: 8 steps x 16 rows x 4 int8 (step j holds elements 4j..4j+3 of each row),
-//         16 fp16 scales, 16 int16 sums of the block's weights (for the unsigned-activation
-//         correction).
+//   Q8_0: 8 steps x 16 rows x 4 bytes (step j holds elements 4j..4j+3 of each row, + 128),
+//         16 fp16 scales.
 //   Q4_0: 4 chunks x 16 rows x 4 bytes; byte k of row r in chunk c holds element 8c+k in its low
-//         nibble and element 8c+4+k in its high nibble (raw 0..15, the -8 applied through the
-//         activations' block sums); 16 fp16 scales.
+//         nibble and element 8c+4+k in its high nibble; 16 fp16 scales.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +28,7 @@ struct WeightMatrix;
 class PackedMatrix {
  public:
   static constexpr int kRows = 16;
-  static constexpr int64_t kQ8Stride = 8 * 64 + 32 + 32;
+  static constexpr int64_t kQ8Stride = 8 * 64 + 32;
   static constexpr int64_t kQ4Stride = 4 * 64 + 32;
 
   // nullptr when `w` cannot be packed (not Q8_0/Q4_0, rows not a multiple of 16).
@@ -49,14 +51,12 @@ class PackedMatrix {
   std::unique_ptr<uint8_t[], Free> data_;
 };
 
-// Activations prepared once per mat-vec for the packed kernels: the Q8_0 blocks of each vector
-// as unsigned bytes (x + 128, for Q8_0 weights) or as they are (Q4_0 weights), their scales as
-// float, and 8 x each block's sum (the Q4_0 offset correction).
+// Activations prepared once per mat-vec for the packed kernels: each vector's Q8_0 values
+// contiguous, their block scales as float, and their block sums (for the offset correction).
 struct PackedActivations {
-  const int8_t* x = nullptr;      // vector v: x + v * cols (signed, Q4_0 path)
-  const uint8_t* xu = nullptr;    // vector v: xu + v * cols (x + 128, Q8_0 path)
+  const int8_t* x = nullptr;      // vector v: x + v * cols
   const float* scales = nullptr;  // vector v: scales + v * blocks
-  const int32_t* sum8 = nullptr;  // vector v: sum8 + v * blocks
+  const int32_t* sums = nullptr;  // vector v: sums + v * blocks
 };
 
 // y[v * rows + r] for rows of groups [g_begin, g_end), every vector v < nv (AVX-512 VNNI only).
