@@ -29,7 +29,8 @@ const std::string kStories = std::string(EVALD_SHARED_DIR) + "/models/stories260
 
 TEST(SseParser, EventsSurviveAnySplit) {
   const std::string body =
-      ": keep-alive\r\ndata: {\"a\":1}\r\n\r\ndata: line1\ndata: line2\n\nevent: x\ndata:[DONE]\n\n";
+      ": keep-alive\r\ndata: {\"a\":1}\r\n\r\ndata: line1\ndata: line2\n\nevent: "
+      "x\ndata:[DONE]\n\n";
   for (size_t cut = 0; cut <= body.size(); ++cut) {
     SseParser p;
     std::vector<std::string> events;
@@ -59,7 +60,10 @@ TEST(SseParser, UnterminatedLastEventAndOverflow) {
 
 TEST(Utf8, SanitizeAndSafeCut) {
   EXPECT_EQ(SanitizeUtf8("ok \xC3\xA9"), "ok \xC3\xA9");
-  EXPECT_EQ(SanitizeUtf8("a\xFF" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(SanitizeUtf8("a\xFF"
+                         "b"),
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_EQ(SanitizeUtf8("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_EQ(SanitizeUtf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
   const std::string euro = "x\xE2\x82\xAC";
@@ -234,10 +238,13 @@ Outcome RunRemote(RemoteBackendOptions o, int requests = 1, int n = 2) {
   out.responses.resize(reqs.size());
   std::vector<int> answered(reqs.size(), 0);
   std::atomic<bool> cancel{false};
-  backend.Run(reqs, [&](size_t i, SampleResponse r) {
-    ++answered[i];
-    out.responses[i] = std::move(r);
-  }, cancel);
+  backend.Run(
+      reqs,
+      [&](size_t i, SampleResponse r) {
+        ++answered[i];
+        out.responses[i] = std::move(r);
+      },
+      cancel);
   for (int a : answered) EXPECT_EQ(a, 1) << "every request is answered exactly once";
   return out;
 }
@@ -273,7 +280,8 @@ TEST(RemoteBackend, RetriesRateLimitsAndServerErrorsThenSucceeds) {
       res.set(http::field::retry_after, "0");
       return res;
     }
-    if (call == 2) return Reply(req, http::status::bad_gateway, "<html>bad gateway</html>", "text/html");
+    if (call == 2)
+      return Reply(req, http::status::bad_gateway, "<html>bad gateway</html>", "text/html");
     return Reply(req, http::status::ok, GoodStream(2), "text/event-stream");
   });
   RemoteBackendOptions o;
@@ -306,8 +314,9 @@ TEST(RemoteBackend, GivesUpAfterMaxAttemptsWithTheServersWords) {
 
 TEST(RemoteBackend, ClientErrorsAreNotRetried) {
   FakeServer server([](const HttpRequest& req, int) {
-    return Reply(req, http::status::bad_request,
-                 R"({"error":{"message":"top_k is not supported","type":"invalid_request_error"}})");
+    return Reply(
+        req, http::status::bad_request,
+        R"({"error":{"message":"top_k is not supported","type":"invalid_request_error"}})");
   });
   RemoteBackendOptions o;
   o.endpoint = server.url();
@@ -339,7 +348,8 @@ TEST(RemoteBackend, MalformedJsonTruncatedStreamsAndMissingChoicesAreRetried) {
     RemoteBackendOptions o;
     o.endpoint = server.url();
     auto out = RunRemote(o);
-    ASSERT_TRUE(out.responses[0].status.ok()) << fault << ": " << out.responses[0].status.ToString();
+    ASSERT_TRUE(out.responses[0].status.ok())
+        << fault << ": " << out.responses[0].status.ToString();
     EXPECT_EQ(out.responses[0].samples[1].text, "choice1");
     EXPECT_EQ(out.responses[0].timing.attempts(), 2) << fault;
   }
@@ -427,10 +437,13 @@ TEST(RemoteBackend, CancelAnswersEveryRequest) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     cancel = true;
   });
-  backend.Run(reqs, [&](size_t, SampleResponse r) {
-    ++answered;
-    if (r.status.code() == Status::Code::kCancelled) ++cancelled;
-  }, cancel);
+  backend.Run(
+      reqs,
+      [&](size_t, SampleResponse r) {
+        ++answered;
+        if (r.status.code() == Status::Code::kCancelled) ++cancelled;
+      },
+      cancel);
   canceller.join();
   EXPECT_EQ(answered, 5);
   EXPECT_GE(cancelled, 4);
@@ -446,24 +459,17 @@ class CoreEndpoint : public ::testing::Test {
     routes_ = std::make_unique<OpenAiRoutes>(engine_, "stories", TokenScopes{});
     HttpServerOptions o;
     o.port = 0;
-    server_ = std::make_unique<HttpServer>(o, [](const HttpRequest& r) {
-      return Reply(r, http::status::not_found, "{}");
-    });
-    server_->SetLongHandler(&OpenAiRoutes::Matches, [this](const HttpRequest& r, HttpResponder& out) {
-      routes_->Handle(r, out);
-    });
+    server_ = std::make_unique<HttpServer>(
+        o, [](const HttpRequest& r) { return Reply(r, http::status::not_found, "{}"); });
+    server_->SetLongHandler(
+        &OpenAiRoutes::Matches,
+        [this](const HttpRequest& r, HttpResponder& out) { routes_->Handle(r, out); });
     ASSERT_TRUE(server_->Start().ok());
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
 
   std::vector<std::string> Direct(const SampleRequest& r) {
-    CoreRequest cr;
-    cr.prompt = CompletionPromptText(r.system, r.user);
-    cr.n = r.n;
-    cr.max_tokens = r.sampling.max_tokens;
-    cr.seed = r.seed;
-    cr.sampling = CoreSamplingOptions(r.sampling);
-    cr.stop = r.sampling.stop;
+    CoreRequest cr = CoreRequestFor(r);
     auto out = engine_->Generate(cr);
     EXPECT_TRUE(out.ok());
     std::vector<std::string> texts;
@@ -496,7 +502,8 @@ TEST_F(CoreEndpoint, StreamedWholeAndChatAnswersEqualTheCore) {
       RemoteBackend backend(o);
       std::atomic<bool> cancel{false};
       SampleResponse got;
-      backend.Run({r}, [&](size_t, SampleResponse resp) { got = std::move(resp); }, cancel);
+      backend.Run(
+          {r}, [&](size_t, SampleResponse resp) { got = std::move(resp); }, cancel);
       ASSERT_TRUE(got.status.ok()) << got.status.ToString();
       ASSERT_EQ(got.samples.size(), 3u);
       for (int i = 0; i < 3; ++i) EXPECT_EQ(got.samples[i].text, expected[i]) << i << stream;
@@ -544,7 +551,8 @@ TEST_F(CoreEndpoint, BadRequestsGetOpenAiStyleErrors) {
   r.user = "x";
   std::atomic<bool> cancel{false};
   SampleResponse got;
-  backend.Run({r}, [&](size_t, SampleResponse resp) { got = std::move(resp); }, cancel);
+  backend.Run(
+      {r}, [&](size_t, SampleResponse resp) { got = std::move(resp); }, cancel);
   ASSERT_FALSE(got.status.ok());
   EXPECT_NE(got.status.message().find("HTTP 404"), std::string::npos) << got.status.message();
   EXPECT_NE(got.status.message().find("attempt 1 of 3"), std::string::npos);
@@ -571,7 +579,8 @@ TEST(RecordedBackend, AnswersFromTheFileAndReportsWhatIsMissing) {
   reqs[2].first_index = 0;
   std::vector<SampleResponse> got(3);
   std::atomic<bool> cancel{false};
-  (*backend)->Run(reqs, [&](size_t i, SampleResponse r) { got[i] = std::move(r); }, cancel);
+  (*backend)->Run(
+      reqs, [&](size_t i, SampleResponse r) { got[i] = std::move(r); }, cancel);
   ASSERT_TRUE(got[0].status.ok());
   EXPECT_EQ(got[0].samples[0].text, "two");
   EXPECT_EQ(got[1].samples[0].text, "b3");

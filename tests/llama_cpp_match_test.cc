@@ -132,32 +132,37 @@ TEST_F(LlamaCppMatch, GreedyContinuationsOfF32AndQ8_0) {
   }
 }
 
+// A small random-weight model of `arch`. gemma's head size exceeds dim / heads; gemma2 and
+// gemma3 get small windows and caps, so that 5 prompt + 24 generated positions exercise the
+// sliding-window mask and the soft-capping (gemma3: layers 0-4 slide, layer 5 is global).
+RandomModelShape SmallShape(const std::string& arch, GgmlType type) {
+  RandomModelShape shape;
+  shape.architecture = arch;
+  shape.dim = 128;
+  shape.heads = 4;
+  shape.kv_heads = 2;
+  shape.hidden = 256;
+  shape.layers = 2;
+  shape.weight_type = type;
+  shape.scale = 0.15f;
+  if (arch.rfind("gemma", 0) == 0) shape.head_dim = 64;
+  if (arch == "gemma2") {
+    shape.sliding_window = 6;
+    shape.attn_softcap = 1.5f;
+    shape.final_softcap = 3.0f;
+  }
+  if (arch == "gemma3") {
+    shape.sliding_window = 5;
+    shape.layers = 6;
+  }
+  return shape;
+}
+
 // Random-weight files of each architecture, written by evald, decoded greedily by both.
 TEST_F(LlamaCppMatch, RandomLlamaQwen2AndGemmaFiles) {
   for (const char* arch : {"llama", "qwen2", "gemma", "gemma2", "gemma3"}) {
     for (GgmlType type : {GgmlType::kF32, GgmlType::kQ8_0}) {
-      RandomModelShape shape;
-      shape.architecture = arch;
-      shape.dim = 128;
-      shape.heads = 4;
-      shape.kv_heads = 2;
-      shape.hidden = 256;
-      shape.layers = 2;
-      shape.weight_type = type;
-      shape.scale = 0.15f;
-      if (std::string(arch).rfind("gemma", 0) == 0)
-        shape.head_dim = 64;  // gemma's head size exceeds dim / heads
-      // Small windows and caps, so that 5 prompt + 24 generated positions exercise the
-      // sliding-window mask and the soft-capping (gemma3: layers 0-4 slide, layer 5 is global).
-      if (std::string(arch) == "gemma2") {
-        shape.sliding_window = 6;
-        shape.attn_softcap = 1.5f;
-        shape.final_softcap = 3.0f;
-      }
-      if (std::string(arch) == "gemma3") {
-        shape.sliding_window = 5;
-        shape.layers = 6;
-      }
+      RandomModelShape shape = SmallShape(arch, type);
       std::string path = "/tmp/evald-random-" + std::string(arch) + "-" +
                          std::to_string(static_cast<int>(type)) + ".gguf";
       ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
@@ -265,25 +270,7 @@ TEST_F(LlamaCppMatch, NextTokenDistributionsWithinToleranceAlongASequence) {
   std::vector<std::string> written;
   for (const char* arch : {"llama", "qwen2", "gemma", "gemma2", "gemma3"}) {
     for (GgmlType type : {GgmlType::kF32, GgmlType::kQ8_0}) {
-      RandomModelShape shape;
-      shape.architecture = arch;
-      shape.dim = 128;
-      shape.heads = 4;
-      shape.kv_heads = 2;
-      shape.hidden = 256;
-      shape.layers = 2;
-      shape.weight_type = type;
-      shape.scale = 0.15f;
-      if (std::string(arch).rfind("gemma", 0) == 0) shape.head_dim = 64;
-      if (std::string(arch) == "gemma2") {
-        shape.sliding_window = 6;
-        shape.attn_softcap = 1.5f;
-        shape.final_softcap = 3.0f;
-      }
-      if (std::string(arch) == "gemma3") {
-        shape.sliding_window = 5;
-        shape.layers = 6;
-      }
+      RandomModelShape shape = SmallShape(arch, type);
       std::string path = "/tmp/evald-dist-" + std::string(arch) + "-" +
                          std::to_string(static_cast<int>(type)) + ".gguf";
       ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());

@@ -11,30 +11,27 @@ kernels::SamplingOptions CoreSamplingOptions(const SamplingSettings& s) {
   return o;
 }
 
+CoreRequest CoreRequestFor(const SampleRequest& r) {
+  CoreRequest cr;
+  cr.prompt = CompletionPromptText(r.system, r.user);
+  cr.n = r.n;
+  cr.max_tokens = r.sampling.max_tokens;
+  cr.seed = r.seed;
+  cr.sampling = CoreSamplingOptions(r.sampling);
+  cr.stop = r.sampling.stop;
+  return cr;
+}
+
 void CoreBackend::Run(const std::vector<SampleRequest>& requests,
                       const std::function<void(size_t, SampleResponse)>& done,
                       const std::atomic<bool>& cancel) {
-  for (size_t i = 0; i < requests.size(); ++i) {
-    const SampleRequest& r = requests[i];
+  AnswerInTurn(requests, done, cancel, [&](const SampleRequest& r) {
     SampleResponse resp;
-    if (cancel) {
-      resp.status = Status::Cancelled("cancelled");
-      done(i, std::move(resp));
-      continue;
-    }
-    CoreRequest cr;
-    cr.prompt = CompletionPromptText(r.system, r.user);
-    cr.n = r.n;
-    cr.max_tokens = r.sampling.max_tokens;
-    cr.seed = r.seed;
-    cr.sampling = CoreSamplingOptions(r.sampling);
-    cr.stop = r.sampling.stop;
     auto out = engine_->Generate(
-        cr, [&](int, std::string_view, const char*) { return !cancel.load(); });
+        CoreRequestFor(r), [&](int, std::string_view, const char*) { return !cancel.load(); });
     if (!out.ok()) {
       resp.status = out.status();
-      done(i, std::move(resp));
-      continue;
+      return resp;
     }
     for (auto& c : out->completions) {
       GeneratedSample s;
@@ -44,8 +41,8 @@ void CoreBackend::Run(const std::vector<SampleRequest>& requests,
       resp.samples.push_back(std::move(s));
     }
     resp.timing = std::move(out->timing);
-    done(i, std::move(resp));
-  }
+    return resp;
+  });
 }
 
 }  // namespace evald

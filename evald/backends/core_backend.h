@@ -25,5 +25,7 @@ class CoreBackend : public SamplingBackend {
 
 // The core's sampling options for backend settings (top_k -1 = off).
 kernels::SamplingOptions CoreSamplingOptions(const SamplingSettings& s);
+// The core's request for a backend request (completion prompt text, seeds, stops).
+CoreRequest CoreRequestFor(const SampleRequest& request);
 
 }  // namespace evald

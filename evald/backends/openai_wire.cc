@@ -12,10 +12,6 @@ StatusOr<OpenAiApi> ParseOpenAiApi(const std::string& name) {
   return Status::InvalidArgument("api must be 'completions' or 'chat', not '" + name + "'");
 }
 
-std::string CompletionPromptText(const std::string& system, const std::string& user) {
-  return system.empty() ? user : system + "\n\n" + user;
-}
-
 std::string BuildCompletionRequestJson(const SampleRequest& r, const std::string& model,
                                        OpenAiApi api, bool stream) {
   openai::CompletionRequest req;
@@ -68,8 +64,8 @@ StatusOr<M> ParseJson(std::string_view json, const char* what) {
     std::string head = SanitizeUtf8(json.substr(0, 120));
     for (char& c : head)
       if (c == '\n' || c == '\r') c = ' ';
-    return Status::InvalidArgument(std::string("malformed ") + what + ": " + why + " (starts: " +
-                                   head + ")");
+    return Status::InvalidArgument(std::string("malformed ") + what + ": " + why +
+                                   " (starts: " + head + ")");
   }
   return m;
 }
@@ -106,7 +102,7 @@ std::string MessageContentText(const google::protobuf::Value& content) {
     return text;
   }
   return content.kind_case() == google::protobuf::Value::kStringValue ? content.string_value()
-                                                                        : std::string();
+                                                                      : std::string();
 }
 
 }  // namespace evald

@@ -12,7 +12,8 @@ StatusOr<std::unique_ptr<RecordedBackend>> RecordedBackend::Open(const std::stri
   if (!file.ok()) return file.status();
   auto backend = std::unique_ptr<RecordedBackend>(new RecordedBackend);
   backend->path_ = path;
-  for (const auto& e : file->errors) errors->push_back(fmt::format("line {}: {}", e.line(), e.message()));
+  for (const auto& e : file->errors)
+    errors->push_back(fmt::format("line {}: {}", e.line(), e.message()));
   std::map<std::string, int> next_index;
   for (const auto& s : file->samples) {
     int index = s.index >= 0 ? s.index : next_index[s.problem];
@@ -27,31 +28,25 @@ StatusOr<std::unique_ptr<RecordedBackend>> RecordedBackend::Open(const std::stri
 void RecordedBackend::Run(const std::vector<SampleRequest>& requests,
                           const std::function<void(size_t, SampleResponse)>& done,
                           const std::atomic<bool>& cancel) {
-  for (size_t i = 0; i < requests.size(); ++i) {
-    const SampleRequest& r = requests[i];
+  AnswerInTurn(requests, done, cancel, [&](const SampleRequest& r) {
     SampleResponse resp;
-    if (cancel) {
-      resp.status = Status::Cancelled("cancelled");
-      done(i, std::move(resp));
-      continue;
-    }
+    resp.timing.set_samples(r.n);
+    resp.timing.set_attempts(1);
     for (int k = 0; k < r.n; ++k) {
       auto it = completions_.find({r.problem, r.first_index + k});
       if (it == completions_.end()) {
         resp.status = Status::NotFound(fmt::format("{} has no recorded completion for {} index {}",
                                                    path_, r.problem, r.first_index + k));
         resp.samples.clear();
-        break;
+        return resp;
       }
       GeneratedSample s;
       s.text = it->second;
       s.finish_reason = "recorded";
       resp.samples.push_back(std::move(s));
     }
-    resp.timing.set_samples(r.n);
-    resp.timing.set_attempts(1);
-    done(i, std::move(resp));
-  }
+    return resp;
+  });
 }
 
 }  // namespace evald

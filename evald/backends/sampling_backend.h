@@ -29,20 +29,20 @@ struct SampleRequest {
   std::string problem;  // for logs and the recorded backend
   int first_index = 0;  // the samples are first_index .. first_index + n - 1
   int n = 1;
-  uint32_t seed = 0;    // sample first_index + i is drawn with seed + i where the backend can
-  std::string system;   // system message ("" for none)
-  std::string user;     // the prompt
+  uint32_t seed = 0;   // sample first_index + i is drawn with seed + i where the backend can
+  std::string system;  // system message ("" for none)
+  std::string user;    // the prompt
   SamplingSettings sampling;
 };
 
 struct GeneratedSample {
-  std::string text;           // valid UTF-8
-  std::string finish_reason;  // "stop", "length", or what the server said
+  std::string text;            // valid UTF-8
+  std::string finish_reason;   // "stop", "length", or what the server said
   int completion_tokens = -1;  // -1: not counted for this sample alone
 };
 
 struct SampleResponse {
-  Status status;                        // not ok: no sample of the request was produced
+  Status status;                         // not ok: no sample of the request was produced
   std::vector<GeneratedSample> samples;  // n of them when ok
   v1::RequestTiming timing;
 };
@@ -65,5 +65,12 @@ class SamplingBackend {
 
 // A prompt as the completions endpoints take it: the system message, a blank line, the prompt.
 std::string CompletionPromptText(const std::string& system, const std::string& user);
+
+// For backends that answer requests one after another in this thread: `answer(request)` for
+// each, or kCancelled without asking once `cancel` is set.
+void AnswerInTurn(const std::vector<SampleRequest>& requests,
+                  const std::function<void(size_t, SampleResponse)>& done,
+                  const std::atomic<bool>& cancel,
+                  const std::function<SampleResponse(const SampleRequest&)>& answer);
 
 }  // namespace evald

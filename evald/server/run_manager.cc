@@ -204,14 +204,7 @@ StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& sam
   auto batch = store_->NewBatch();
   if (spec.backend() != "samples") {
     EVALD_RETURN_IF_ERROR(AddSamplingSamples(spec, **ds, *task, &run, &batch));
-    batch.Put(Family::kRuns, run.id(), run);
-    EVALD_RETURN_IF_ERROR(store_->Write(batch));
-    ++counters_.runs_created;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(run.id());
-    }
-    cv_.notify_all();
+    EVALD_RETURN_IF_ERROR(StoreAndQueue(run, &batch));
     return run;
   }
 
@@ -266,15 +259,20 @@ StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& sam
                                               ": " + run.input_errors(0).message()
                                         : std::string()));
   run.set_samples_total(total);
-  batch.Put(Family::kRuns, run.id(), run);
-  EVALD_RETURN_IF_ERROR(store_->Write(batch));
+  EVALD_RETURN_IF_ERROR(StoreAndQueue(run, &batch));
+  return run;
+}
+
+Status RunManager::StoreAndQueue(const v1::Run& run, Store::Batch* batch) {
+  batch->Put(Family::kRuns, run.id(), run);
+  EVALD_RETURN_IF_ERROR(store_->Write(*batch));
   ++counters_.runs_created;
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(run.id());
   }
   cv_.notify_all();
-  return run;
+  return Status::Ok();
 }
 
 Status RunManager::AddSamplingSamples(const v1::RunSpec& spec, const Dataset& dataset, Task task,

@@ -88,6 +88,8 @@ class RunManager {
   Status SaveRun(const v1::Run& run);
   StatusOr<const Dataset*> LoadDataset(const std::string& name, Task task);
   void Finish(v1::Run* run, v1::RunState state, const std::string& reason);
+  // Writes the new run with its samples in one batch and queues it.
+  Status StoreAndQueue(const v1::Run& run, Store::Batch* batch);
   Status AddSamplingSamples(const v1::RunSpec& spec, const Dataset& dataset, Task task,
                             v1::Run* run, Store::Batch* batch);
 

@@ -1,7 +1,5 @@
 #include "kernels/tokenizer/bpe_tokenizer.h"
 
-#include <queue>
-
 namespace evald::kernels {
 
 namespace {
@@ -35,27 +33,6 @@ const std::array<std::string, 256>& StandIns() {
   }();
   return table;
 }
-
-size_t Utf8Length(unsigned char c) {
-  if (c < 0x80) return 1;
-  if ((c >> 5) == 6) return 2;
-  if ((c >> 4) == 14) return 3;
-  if ((c >> 3) == 30) return 4;
-  return 1;
-}
-
-struct Symbol {
-  int prev, next;
-  size_t start, len;
-};
-
-struct Bigram {
-  int left, right, rank;
-  size_t len;
-  bool operator<(const Bigram& o) const {  // min-heap on rank, then leftmost
-    return rank > o.rank || (rank == o.rank && left > o.left);
-  }
-};
 
 }  // namespace
 
@@ -92,7 +69,7 @@ StatusOr<BpeTokenizer> BpeTokenizer::FromGguf(const GgufFile& f) {
     }
     std::string bytes;
     for (size_t k = 0; k < s.size();) {
-      size_t len = std::min(Utf8Length(static_cast<unsigned char>(s[k])), s.size() - k);
+      size_t len = std::min(Utf8SequenceLength(static_cast<unsigned char>(s[k])), s.size() - k);
       auto it = byte_of.find(std::string_view(s).substr(k, len));
       if (it != byte_of.end()) {
         bytes += static_cast<char>(it->second);
@@ -129,49 +106,22 @@ void BpeTokenizer::EncodePiece(std::string_view piece, std::vector<int>* out) co
       return;
     }
   }
-  std::vector<Symbol> symbols;
-  for (size_t pos = 0; pos < text.size();) {
-    size_t len = std::min(Utf8Length(static_cast<unsigned char>(text[pos])), text.size() - pos);
-    int idx = static_cast<int>(symbols.size());
-    symbols.push_back({idx - 1, idx + 1, pos, len});
-    pos += len;
-  }
-  if (symbols.empty()) return;
-  symbols.back().next = -1;
-  std::priority_queue<Bigram> queue;
-  auto try_add = [&](int left, int right) {
-    if (left < 0 || right < 0) return;
-    const Symbol& l = symbols[static_cast<size_t>(left)];
-    const Symbol& r = symbols[static_cast<size_t>(right)];
-    auto it = ranks_.find(std::make_pair(text.substr(l.start, l.len), text.substr(r.start, r.len)));
-    if (it == ranks_.end()) return;
-    queue.push({left, right, it->second, l.len + r.len});
+  auto priority = [&](std::string_view l, std::string_view r) -> std::optional<double> {
+    auto it = ranks_.find(std::make_pair(std::string(l), std::string(r)));
+    if (it == ranks_.end()) return std::nullopt;
+    return it->second;
   };
-  for (size_t i = 1; i < symbols.size(); ++i) try_add(static_cast<int>(i - 1), static_cast<int>(i));
-  while (!queue.empty()) {
-    Bigram b = queue.top();
-    queue.pop();
-    Symbol& l = symbols[static_cast<size_t>(b.left)];
-    Symbol& r = symbols[static_cast<size_t>(b.right)];
-    if (l.len == 0 || r.len == 0 || l.len + r.len != b.len || l.next != b.right) continue;
-    l.len += r.len;
-    r.len = 0;
-    l.next = r.next;
-    if (r.next >= 0) symbols[static_cast<size_t>(r.next)].prev = b.left;
-    try_add(l.prev, b.left);
-    try_add(b.left, l.next);
-  }
-  for (int i = 0; i >= 0; i = symbols[static_cast<size_t>(i)].next) {
-    const Symbol& s = symbols[static_cast<size_t>(i)];
-    auto it = index_.find(text.substr(s.start, s.len));
+  for (std::string_view symbol : MergeByPriority(text, priority)) {
+    auto it = index_.find(std::string(symbol));
     if (it != index_.end()) {
       out->push_back(it->second);
       continue;
     }
-    // No token for the merged symbol: its bytes one by one.
-    for (size_t k = s.start; k < s.start + s.len;) {
-      size_t len = std::min(Utf8Length(static_cast<unsigned char>(text[k])), s.start + s.len - k);
-      auto byte = index_.find(text.substr(k, len));
+    // No token for the merged symbol: its characters (bytes) one by one.
+    for (size_t k = 0; k < symbol.size();) {
+      size_t len =
+          std::min(Utf8SequenceLength(static_cast<unsigned char>(symbol[k])), symbol.size() - k);
+      auto byte = index_.find(std::string(symbol.substr(k, len)));
       if (byte != index_.end()) out->push_back(byte->second);
       k += len;
     }

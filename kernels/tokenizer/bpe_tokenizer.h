@@ -24,9 +24,6 @@ class BpeTokenizer : public Tokenizer {
   std::vector<int> Encode(std::string_view text, bool add_bos) const override;
   std::string Piece(int token) const override;
 
-  int bos() const override { return bos_; }
-  int eos() const override { return eos_; }
-  bool add_bos() const override { return add_bos_; }
   int vocab_size() const override { return static_cast<int>(tokens_.size()); }
 
  private:
@@ -38,8 +35,6 @@ class BpeTokenizer : public Tokenizer {
   std::unordered_map<std::string, int> index_;
   std::map<std::pair<std::string, std::string>, int, std::less<>> ranks_;
   std::shared_ptr<PreTokenizer> pre_;
-  int bos_ = -1, eos_ = -1;
-  bool add_bos_ = false;
 };
 
 // GPT-2's byte <-> printable character mapping (bytes_to_unicode), as UTF-8.

@@ -1,35 +1,12 @@
 #include "kernels/tokenizer/spm_tokenizer.h"
 
 #include <cstdio>
-#include <queue>
 
 namespace evald::kernels {
 
 namespace {
 
 constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's visible space
-
-size_t Utf8Length(unsigned char c) {
-  if (c < 0x80) return 1;
-  if ((c >> 5) == 6) return 2;
-  if ((c >> 4) == 14) return 3;
-  if ((c >> 3) == 30) return 4;
-  return 1;  // invalid lead byte: a character of its own
-}
-
-struct Symbol {
-  int prev, next;
-  size_t start, len;
-};
-
-struct Bigram {
-  int left, right;
-  float score;
-  size_t len;
-  bool operator<(const Bigram& o) const {  // max-heap: higher score, then leftmost
-    return score < o.score || (score == o.score && left > o.left);
-  }
-};
 
 }  // namespace
 
@@ -74,41 +51,16 @@ std::vector<int> SpmTokenizer::Encode(std::string_view raw, bool add_bos) const 
       text += c;
     }
   }
-  std::vector<Symbol> symbols;
-  for (size_t pos = 0; pos < text.size();) {
-    size_t len = std::min(Utf8Length(static_cast<unsigned char>(text[pos])), text.size() - pos);
-    int idx = static_cast<int>(symbols.size());
-    symbols.push_back({idx - 1, idx + 1, pos, len});
-    pos += len;
-  }
-  symbols.back().next = -1;
-  std::priority_queue<Bigram> queue;
-  auto try_add = [&](int left, int right) {
-    if (left < 0 || right < 0) return;
-    std::string_view piece(text.data() + symbols[left].start,
-                           symbols[left].len + symbols[right].len);
-    auto it = index_.find(piece);
-    if (it == index_.end()) return;
-    queue.push({left, right, scores_[static_cast<size_t>(it->second)], piece.size()});
+  // Pairs merge when the vocabulary has their concatenation, highest score first.
+  auto priority = [&](std::string_view l, std::string_view r) -> std::optional<double> {
+    std::string joined;
+    joined.reserve(l.size() + r.size());
+    joined.append(l).append(r);
+    auto it = index_.find(joined);
+    if (it == index_.end()) return std::nullopt;
+    return -static_cast<double>(scores_[static_cast<size_t>(it->second)]);
   };
-  for (size_t i = 1; i < symbols.size(); ++i) try_add(static_cast<int>(i - 1), static_cast<int>(i));
-  while (!queue.empty()) {
-    Bigram b = queue.top();
-    queue.pop();
-    Symbol& l = symbols[static_cast<size_t>(b.left)];
-    Symbol& r = symbols[static_cast<size_t>(b.right)];
-    if (l.len == 0 || r.len == 0 || l.len + r.len != b.len) continue;  // stale
-    l.len += r.len;
-    r.len = 0;
-    l.next = r.next;
-    if (r.next >= 0) symbols[static_cast<size_t>(r.next)].prev = b.left;
-    try_add(l.prev, b.left);
-    try_add(b.left, l.next);
-  }
-  for (int i = 0; i >= 0 && i < static_cast<int>(symbols.size());
-       i = symbols[static_cast<size_t>(i)].next) {
-    const Symbol& s = symbols[static_cast<size_t>(i)];
-    std::string_view piece(text.data() + s.start, s.len);
+  for (std::string_view piece : MergeByPriority(text, priority)) {
     auto it = index_.find(piece);
     if (it != index_.end()) {
       out.push_back(it->second);

@@ -23,9 +23,6 @@ class SpmTokenizer : public Tokenizer {
   // The text of one token (byte tokens give their byte; control tokens give nothing).
   std::string Piece(int token) const override;
 
-  int bos() const override { return bos_; }
-  int eos() const override { return eos_; }
-  bool add_bos() const override { return add_bos_; }
   int vocab_size() const override { return static_cast<int>(tokens_.size()); }
 
  private:
@@ -34,8 +31,8 @@ class SpmTokenizer : public Tokenizer {
   std::vector<TokenType> types_;
   std::map<std::string, int, std::less<>> index_;
   int byte_tokens_[256];
-  int bos_ = 1, eos_ = 2, unk_ = 0;
-  bool add_bos_ = true, add_space_prefix_ = true;
+  int unk_ = 0;
+  bool add_space_prefix_ = true;
 };
 
 }  // namespace evald::kernels

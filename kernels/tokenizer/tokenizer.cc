@@ -1,9 +1,79 @@
 #include "kernels/tokenizer/tokenizer.h"
 
+#include <algorithm>
+#include <queue>
+
 #include "kernels/tokenizer/bpe_tokenizer.h"
 #include "kernels/tokenizer/spm_tokenizer.h"
 
 namespace evald::kernels {
+
+size_t Utf8SequenceLength(unsigned char c) {
+  if (c < 0x80) return 1;
+  if ((c >> 5) == 6) return 2;
+  if ((c >> 4) == 14) return 3;
+  if ((c >> 3) == 30) return 4;
+  return 1;
+}
+
+namespace {
+
+struct Symbol {
+  int prev, next;
+  size_t start, len;
+};
+
+struct Candidate {
+  int left, right;
+  double priority;
+  size_t len;                                 // of the merged piece, to recognise stale entries
+  bool operator<(const Candidate& o) const {  // std::priority_queue: smallest priority on top
+    return priority > o.priority || (priority == o.priority && left > o.left);
+  }
+};
+
+}  // namespace
+
+std::vector<std::string_view> MergeByPriority(
+    std::string_view text,
+    const std::function<std::optional<double>(std::string_view, std::string_view)>& priority) {
+  std::vector<Symbol> symbols;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t len =
+        std::min(Utf8SequenceLength(static_cast<unsigned char>(text[pos])), text.size() - pos);
+    int idx = static_cast<int>(symbols.size());
+    symbols.push_back({idx - 1, idx + 1, pos, len});
+    pos += len;
+  }
+  if (symbols.empty()) return {};
+  symbols.back().next = -1;
+  auto piece = [&](const Symbol& s) { return text.substr(s.start, s.len); };
+  std::priority_queue<Candidate> queue;
+  auto try_add = [&](int left, int right) {
+    if (left < 0 || right < 0) return;
+    const Symbol& l = symbols[static_cast<size_t>(left)];
+    const Symbol& r = symbols[static_cast<size_t>(right)];
+    if (auto p = priority(piece(l), piece(r))) queue.push({left, right, *p, l.len + r.len});
+  };
+  for (size_t i = 1; i < symbols.size(); ++i) try_add(static_cast<int>(i - 1), static_cast<int>(i));
+  while (!queue.empty()) {
+    Candidate c = queue.top();
+    queue.pop();
+    Symbol& l = symbols[static_cast<size_t>(c.left)];
+    Symbol& r = symbols[static_cast<size_t>(c.right)];
+    if (l.len == 0 || r.len == 0 || l.next != c.right || l.len + r.len != c.len) continue;  // stale
+    l.len += r.len;
+    r.len = 0;
+    l.next = r.next;
+    if (r.next >= 0) symbols[static_cast<size_t>(r.next)].prev = c.left;
+    try_add(l.prev, c.left);
+    try_add(c.left, l.next);
+  }
+  std::vector<std::string_view> out;
+  for (int i = 0; i >= 0; i = symbols[static_cast<size_t>(i)].next)
+    out.push_back(piece(symbols[static_cast<size_t>(i)]));
+  return out;
+}
 
 std::string Tokenizer::Decode(const std::vector<int>& tokens) const {
   std::string out;

@@ -4,8 +4,10 @@
 // BpeTokenizer).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,10 +34,14 @@ class Tokenizer {
   virtual std::string Piece(int token) const = 0;
   std::string Decode(const std::vector<int>& tokens) const;
 
-  virtual int bos() const = 0;
-  virtual int eos() const = 0;
-  virtual bool add_bos() const = 0;
+  int bos() const { return bos_; }  // -1: none
+  int eos() const { return eos_; }
+  bool add_bos() const { return add_bos_; }
   virtual int vocab_size() const = 0;
+
+ protected:
+  int bos_ = -1, eos_ = -1;
+  bool add_bos_ = false;
 };
 
 // What both tokenizer kinds read from tokenizer.ggml.*: the token strings (validated), their
@@ -51,6 +57,16 @@ struct GgufVocabulary {
   static StatusOr<GgufVocabulary> Read(const GgufFile& file, int default_bos, int default_eos,
                                        bool default_add_bos);
 };
+
+// The merge loop both tokenizers share: `text` cut into UTF-8 characters, then repeatedly the
+// adjacent pair with the smallest priority (leftmost on ties) merged, until no pair has one.
+// `priority(left, right)` is empty when the two may not merge. Returns the final pieces.
+std::vector<std::string_view> MergeByPriority(
+    std::string_view text,
+    const std::function<std::optional<double>(std::string_view, std::string_view)>& priority);
+
+// Length of the UTF-8 sequence a lead byte starts (1 for an invalid one: a character of its own).
+size_t Utf8SequenceLength(unsigned char lead);
 
 // The tokenizer tokenizer.ggml.model names.
 StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const GgufFile& file);
