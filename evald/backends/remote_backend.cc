@@ -75,7 +75,8 @@ struct Attempt {
       return;
     }
     if (chunk->has_error()) {
-      if (stream_error.empty()) stream_error = "server error in stream: " + chunk->error().message();
+      if (stream_error.empty())
+        stream_error = "server error in stream: " + chunk->error().message();
       return;
     }
     Absorb(*chunk);
@@ -242,7 +243,8 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
     a->headers = curl_slist_append(
         a->headers, options_.stream ? "Accept: text/event-stream" : "Accept: application/json");
     if (!options_.api_key.empty())
-      a->headers = curl_slist_append(a->headers, ("Authorization: Bearer " + options_.api_key).c_str());
+      a->headers =
+          curl_slist_append(a->headers, ("Authorization: Bearer " + options_.api_key).c_str());
     CURL* e = a->easy;
     curl_easy_setopt(e, CURLOPT_URL, url_.c_str());
     curl_easy_setopt(e, CURLOPT_POST, 1L);
@@ -327,8 +329,7 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
       a->timing.set_attempts(a->attempt);
       a->timing.set_usage_reported(a->has_usage);
       a->timing.set_prompt_tokens(a->has_usage ? a->usage.prompt_tokens() : 0);
-      a->timing.set_completion_tokens(a->has_usage ? a->usage.completion_tokens()
-                                                   : a->text_chunks);
+      a->timing.set_completion_tokens(a->has_usage ? a->usage.completion_tokens() : a->text_chunks);
       for (int i = 0; i < a->n; ++i) {
         GeneratedSample s;
         s.text = SanitizeUtf8(a->texts[i]);
@@ -349,10 +350,9 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
       if (a->retry_after_s >= 0) backoff = std::min(std::max(backoff, a->retry_after_s), 300.0);
       spdlog::warn("{} sample {}: {}; retrying in {:.1f} s", r.problem, r.first_index, error,
                    backoff);
-      waiting.push_back({a->request, a->attempt,
-                         Clock::now() + std::chrono::microseconds(
-                                            static_cast<int64_t>(backoff * 1e6)),
-                         error});
+      waiting.push_back(
+          {a->request, a->attempt,
+           Clock::now() + std::chrono::microseconds(static_cast<int64_t>(backoff * 1e6)), error});
       return;
     }
     SampleResponse resp;

@@ -17,11 +17,11 @@ struct RemoteBackendOptions {
   std::string endpoint;  // base URL: http://host:port, http://host:port/v1, https://...
   std::string model;     // the server's model name
   OpenAiApi api = OpenAiApi::kCompletions;
-  std::string api_key;   // sent as a bearer token; never logged or stored
+  std::string api_key;  // sent as a bearer token; never logged or stored
   int max_concurrency = 8;
   double request_timeout_s = 600;  // per attempt
   double connect_timeout_s = 10;
-  double stall_timeout_s = 120;    // an attempt that receives nothing for this long fails
+  double stall_timeout_s = 120;  // an attempt that receives nothing for this long fails
   int max_attempts = 4;
   double backoff_initial_s = 0.5;  // doubled per attempt, with jitter, up to backoff_max_s
   double backoff_max_s = 30;

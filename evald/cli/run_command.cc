@@ -38,13 +38,12 @@ struct TempDir {
 void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
   struct Flags {
     std::string model, endpoint, model_name, api = "completions", api_key_env, api_key_file,
-        recorded, hardware, name;
+                                             recorded, hardware, name;
     int concurrency = 8;
     std::string dataset = "builtin", task = "spec-to-rtl", simulator = "iverilog", k = "1,5";
     std::vector<std::string> problems, stop, labels;
     std::string preset;
-    int n = 0, top_k = -1, max_tokens = 1024, shots = 0, jobs = 2, decode_threads = 1,
-        attempts = 4;
+    int n = 0, top_k = -1, max_tokens = 1024, shots = 0, jobs = 2, decode_threads = 1, attempts = 4;
     double temperature = 0, top_p = 0, min_p = 0, timeout_s = 600;
     int64_t seed = 0;
     bool rules = false, explain = false, no_stream = false;
@@ -67,7 +66,8 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--hardware", f->hardware, "where the model is served (a label)");
   cmd->add_option("--name", f->name, "checkpoint name (default: the model or file)");
-  cmd->add_option("--dataset", f->dataset, "builtin, or a verilog-eval checkout / dataset_* folder");
+  cmd->add_option("--dataset", f->dataset,
+                  "builtin, or a verilog-eval checkout / dataset_* folder");
   cmd->add_option("--task", f->task, "spec-to-rtl | code-complete-iccad2023");
   cmd->add_option("--simulator", f->simulator, "iverilog | verilator");
   cmd->add_option("--problems", f->problems, "only these problems")->delimiter(',');
@@ -138,10 +138,11 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
         ck.set_max_concurrency(f->concurrency);
       }
       ck.set_hardware(f->hardware);
-      ck.set_name(!f->name.empty()           ? f->name
-                  : !f->model_name.empty()   ? f->model_name
-                  : !ck.location().empty()   ? std::filesystem::path(ck.location()).filename().string()
-                                             : f->endpoint);
+      ck.set_name(!f->name.empty()         ? f->name
+                  : !f->model_name.empty() ? f->model_name
+                  : !ck.location().empty()
+                      ? std::filesystem::path(ck.location()).filename().string()
+                      : f->endpoint);
       if (Status st = runs.PutCheckpoint(&ck); !st.ok()) return Fail(st);
 
       v1::RunSpec spec;
@@ -178,7 +179,8 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
       const std::string id = created->id();
       spdlog::info("run {}: {} samples ({} problems x n={}) from {}", id, created->samples_total(),
                    created->samples_total() / std::max(1, created->spec().sampling().n()),
-                   created->spec().sampling().n(), ck.format() == "remote" ? ck.endpoint() : ck.location());
+                   created->spec().sampling().n(),
+                   ck.format() == "remote" ? ck.endpoint() : ck.location());
 
       v1::Run state;
       std::string last;
@@ -186,13 +188,12 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
         auto r = runs.GetRun(id);
         if (!r.ok()) return Fail(r.status());
         state = *r;
-        std::string line = fmt::format("{}: {} generated, {} graded of {}{}",
-                                       v1::RunState_Name(state.state()), state.samples_generated(),
-                                       state.samples_done(), state.samples_total(),
-                                       state.generation_errors()
-                                           ? fmt::format(", {} generation errors",
-                                                         state.generation_errors())
-                                           : "");
+        std::string line =
+            fmt::format("{}: {} generated, {} graded of {}{}", v1::RunState_Name(state.state()),
+                        state.samples_generated(), state.samples_done(), state.samples_total(),
+                        state.generation_errors()
+                            ? fmt::format(", {} generation errors", state.generation_errors())
+                            : "");
         if (line != last) spdlog::info("{}", line);
         last = line;
         if (state.state() == v1::SUCCEEDED || state.state() == v1::FAILED ||
@@ -209,9 +210,8 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
       }
       if (state.state() != v1::SUCCEEDED) {
         if (report->has_serving()) PrintServingMetrics(report->serving(), std::cerr);
-        return Fail(Status::Unavailable(fmt::format("run {} {}: {}", id,
-                                                    v1::RunState_Name(state.state()),
-                                                    state.state_reason())));
+        return Fail(Status::Unavailable(fmt::format(
+            "run {} {}: {}", id, v1::RunState_Name(state.state()), state.state_reason())));
       }
       if (!f->data.empty()) std::cout << "run " << id << " stored in " << f->data << "\n";
       return 0;

@@ -113,8 +113,8 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
       if (!f->model.empty()) {
         auto engine = CoreEngine::Load(f->model, f->decode_threads);
         if (!engine.ok()) return Fail(engine.status());
-        completions = std::make_unique<OpenAiRoutes>(std::shared_ptr<CoreEngine>(std::move(*engine)),
-                                                     f->model_name, *tokens);
+        completions = std::make_unique<OpenAiRoutes>(
+            std::shared_ptr<CoreEngine>(std::move(*engine)), f->model_name, *tokens);
         spdlog::info("serving {} as model '{}'", f->model, completions->model_name());
       }
       RunManager runs(store->get(), run_opts);
@@ -122,11 +122,12 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
       Api api(&runs, *tokens);
       HttpServer server(http_opts, [&api](const HttpRequest& req) { return api.Handle(req); });
       if (completions)
-        server.SetLongHandler(&OpenAiRoutes::Matches,
-                              [&completions](const HttpRequest& req, HttpResponder& out) {
-                                completions->Handle(req, out);
-                              },
-                              f->max_generations);
+        server.SetLongHandler(
+            &OpenAiRoutes::Matches,
+            [&completions](const HttpRequest& req, HttpResponder& out) {
+              completions->Handle(req, out);
+            },
+            f->max_generations);
       if (Status st = server.Start(); !st.ok()) return Fail(st);
       spdlog::info("evald listening on http://{}:{} (store {})", http_opts.address, server.port(),
                    f->data);

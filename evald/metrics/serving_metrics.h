@@ -1,8 +1,8 @@
 // Serving metrics of a run from its requests' timings, with the definitions of vLLM's serving
 // benchmark: TTFT per request; TPOT = (E2E - TTFT) / (output tokens - 1) for requests with more
-// than one output token; ITL = every gap between streamed text chunks of one sequence (choice), pooled
-// over requests;
-// percentiles by linear interpolation (numpy's default); throughputs over `duration_s`.
+// than one output token; ITL = every gap between streamed text chunks of one sequence (choice),
+// pooled over requests; percentiles by linear interpolation (numpy's default); throughputs over
+// `duration_s`.
 #pragma once
 
 #include <vector>

@@ -251,8 +251,8 @@ HttpServer::HttpServer(HttpServerOptions options, Handler handler) : impl_(new I
   impl_->shared.handler = std::move(handler);
 }
 
-void HttpServer::SetLongHandler(std::function<bool(const HttpRequest&)> match,
-                                LongHandler handler, int max_concurrent) {
+void HttpServer::SetLongHandler(std::function<bool(const HttpRequest&)> match, LongHandler handler,
+                                int max_concurrent) {
   impl_->shared.long_match = std::move(match);
   impl_->shared.long_handler = std::move(handler);
   impl_->shared.max_long = std::max(1, max_concurrent);
@@ -294,8 +294,7 @@ void HttpServer::Stop() {
   while (impl_->shared.in_flight > 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   // A long handler's thread touches the session until it ends: wait for all of them.
-  while (impl_->shared.long_active > 0)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  while (impl_->shared.long_active > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   impl_->ioc.stop();
   for (auto& t : impl_->threads) t.join();
   impl_->threads.clear();

@@ -79,13 +79,14 @@ void OpenAiRoutes::Handle(const HttpRequest& req, HttpResponder& out) {
   const bool chat = path == "/v1/chat/completions";
 
   auto parsed = ParseCompletionRequest(req.body());
-  if (!parsed.ok()) return out.Respond(ApiError(req, http::status::bad_request, parsed.status().message()));
+  if (!parsed.ok())
+    return out.Respond(ApiError(req, http::status::bad_request, parsed.status().message()));
   const openai::CompletionRequest& r = *parsed;
   if (!r.model().empty() && r.model() != model_name_)
-    return out.Respond(ApiError(req, http::status::not_found,
-                                "model '" + r.model() + "' is not served here (this server has '" +
-                                    model_name_ + "')",
-                                "not_found_error"));
+    return out.Respond(ApiError(
+        req, http::status::not_found,
+        "model '" + r.model() + "' is not served here (this server has '" + model_name_ + "')",
+        "not_found_error"));
   CoreRequest core;
   if (chat) {
     if (r.messages_size() == 0)
@@ -201,9 +202,9 @@ void OpenAiRoutes::Handle(const HttpRequest& req, HttpResponder& out) {
     auto status = result.status().code() == Status::Code::kInvalidArgument
                       ? http::status::bad_request
                       : http::status::service_unavailable;
-    return out.Respond(ApiError(req, status, result.status().message(),
-                                status == http::status::bad_request ? "invalid_request_error"
-                                                                    : "server_error"));
+    return out.Respond(
+        ApiError(req, status, result.status().message(),
+                 status == http::status::bad_request ? "invalid_request_error" : "server_error"));
   }
   openai::Usage usage;
   usage.set_prompt_tokens(result->prompt_tokens);

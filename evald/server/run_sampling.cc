@@ -37,8 +37,10 @@ Status NormalizeSampling(v1::SamplingParams* s) {
   if (s->n() < 1 || s->n() > 1000) return Status::InvalidArgument("n must be 1..1000");
   if (!(s->temperature() >= 0 && s->temperature() <= 2))
     return Status::InvalidArgument("temperature must be 0..2");
-  if (!(s->top_p() > 0 && s->top_p() <= 1)) return Status::InvalidArgument("top_p must be in (0, 1]");
-  if (s->top_k() < -1 || s->top_k() > 100000) return Status::InvalidArgument("top_k must be -1..100000");
+  if (!(s->top_p() > 0 && s->top_p() <= 1))
+    return Status::InvalidArgument("top_p must be in (0, 1]");
+  if (s->top_k() < -1 || s->top_k() > 100000)
+    return Status::InvalidArgument("top_k must be -1..100000");
   if (!(s->min_p() >= 0 && s->min_p() <= 1)) return Status::InvalidArgument("min_p must be 0..1");
   if (s->max_tokens() < 1 || s->max_tokens() > 131072)
     return Status::InvalidArgument("max_tokens must be 1..131072");
@@ -64,7 +66,9 @@ std::string BackendFor(const v1::Checkpoint& ck) {
 
 Status NormalizeCheckpoint(v1::Checkpoint* ck) {
   if (ck->format().empty())
-    ck->set_format(!ck->location().empty() ? "gguf" : !ck->endpoint().empty() ? "remote" : "samples");
+    ck->set_format(!ck->location().empty()   ? "gguf"
+                   : !ck->endpoint().empty() ? "remote"
+                                             : "samples");
   if (ck->format() == "gguf" || ck->format() == "recorded") {
     if (ck->location().empty())
       return Status::InvalidArgument("a " + ck->format() + " checkpoint needs location");
@@ -120,7 +124,8 @@ StatusOr<std::string> ResolveApiKey(const v1::Checkpoint& ck) {
       return Status::InvalidArgument("cannot read the API key file " + ck.api_key_file());
     std::string key = *text;
     while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
-    if (key.empty()) return Status::InvalidArgument("the API key file " + ck.api_key_file() + " is empty");
+    if (key.empty())
+      return Status::InvalidArgument("the API key file " + ck.api_key_file() + " is empty");
     return key;
   }
   return std::string();

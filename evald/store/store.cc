@@ -110,10 +110,9 @@ std::string GenerationKey(const std::string& checkpoint_id, const std::string& s
                           const std::string& prompt, const v1::SamplingParams& sampling,
                           int64_t seed, int index) {
   // %.17g round-trips doubles: 0.85 and 0.8500000001 are different keys.
-  std::string params =
-      fmt::format("t={:.17g} p={:.17g} k={} minp={:.17g} max={} n={}", sampling.temperature(),
-                  sampling.top_p(), sampling.top_k(), sampling.min_p(), sampling.max_tokens(),
-                  sampling.n());
+  std::string params = fmt::format("t={:.17g} p={:.17g} k={} minp={:.17g} max={} n={}",
+                                   sampling.temperature(), sampling.top_p(), sampling.top_k(),
+                                   sampling.min_p(), sampling.max_tokens(), sampling.n());
   for (const auto& stop : sampling.stop()) params += " stop=" + Sha256Hex(stop);
   return "gen-" + Sha256OfFields({"evald-generation", checkpoint_id, system, prompt, params,
                                   std::to_string(seed), std::to_string(index)});
