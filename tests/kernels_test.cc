@@ -268,7 +268,9 @@ TEST(Tokenizer, BpeRoundTripsArbitraryBytes) {
     ASSERT_TRUE(splitter.ok());
     for (int i = 0; i < 300; ++i) {
       std::string s(rng() % 40, '\0');
-      for (char& c : s) c = static_cast<char>(i % 2 ? rng() : " \n\ta1'\xc3\xa9M("[rng() % 12]);
+      static constexpr char kAlphabet[] = " \n\ta1'\xc3\xa9M(";
+      for (char& c : s)
+        c = static_cast<char>(i % 2 ? rng() : kAlphabet[rng() % (sizeof kAlphabet - 1)]);
       std::string joined;
       for (auto piece : (*splitter)->Split(s)) joined += piece;
       ASSERT_EQ(joined, s) << pre;
