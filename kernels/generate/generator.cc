@@ -1,5 +1,6 @@
 #include "kernels/generate/generator.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "kernels/ops/thread_pool.h"
@@ -29,8 +30,11 @@ StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const Tokeni
   if (options.threads > 1) pool = std::make_unique<ThreadPool>(options.threads);
   LlamaSession session(model, max_positions, isa, n, pool.get());
   const float* logits = nullptr;
-  for (size_t i = 0; i < prompt_tokens.size(); ++i) {
-    auto l = session.Forward(prompt_tokens[i], static_cast<int>(i));
+  // The prompt in chunks: each weight matrix streamed once per chunk, not once per token.
+  for (size_t i = 0; i < prompt_tokens.size(); i += LlamaSession::kPrefillChunk) {
+    const int chunk =
+        static_cast<int>(std::min<size_t>(LlamaSession::kPrefillChunk, prompt_tokens.size() - i));
+    auto l = session.Prefill(prompt_tokens.data() + i, chunk, static_cast<int>(i));
     if (!l.ok()) return l.status();
     logits = *l;
   }

@@ -267,7 +267,7 @@ LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, 
     : model_(model), max_positions_(max_positions), batch_(std::max(1, batch)), matvec_(isa, pool) {
   const LlamaConfig& c = model.config();
   const size_t kv_dim = static_cast<size_t>(c.n_kv_heads * c.head_dim),
-               b = static_cast<size_t>(batch_);
+               b = static_cast<size_t>(std::max(batch_, kPrefillChunk));
   x_.resize(b * c.dim);
   xb_.resize(b * c.dim);
   q_.resize(b * c.n_heads * c.head_dim);
@@ -276,18 +276,26 @@ LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, 
   attn_out_.resize(b * c.n_heads * c.head_dim);
   h1_.resize(b * c.hidden);
   h3_.resize(b * c.hidden);
-  logits_.resize(b * c.vocab);
+  logits_.resize(static_cast<size_t>(batch_) * c.vocab);
   scores_.resize(static_cast<size_t>(max_positions));
-  key_cache_.resize(static_cast<size_t>(c.n_layers) * b * max_positions * kv_dim);
+  key_cache_.resize(static_cast<size_t>(c.n_layers) * batch_ * max_positions * kv_dim);
   value_cache_.resize(key_cache_.size());
 }
 
 StatusOr<const float*> LlamaSession::Forward(int token, int pos) {
-  return Run(&token, 1, pos);
+  return Run(&token, 1, pos, false);
 }
 
 StatusOr<const float*> LlamaSession::ForwardBatch(const int* tokens, int pos) {
-  return Run(tokens, batch_, pos);
+  return Run(tokens, batch_, pos, false);
+}
+
+StatusOr<const float*> LlamaSession::Prefill(const int* tokens, int count, int pos) {
+  if (count < 1 || count > kPrefillChunk)
+    return Status::InvalidArgument("prefill takes 1.." + std::to_string(kPrefillChunk) + " tokens");
+  if (pos + count > max_positions_)
+    return Status::InvalidArgument("position beyond the session's context");
+  return Run(tokens, count, pos, true);
 }
 
 void LlamaSession::ShareFirstSequence(int positions) {
@@ -304,10 +312,13 @@ void LlamaSession::ShareFirstSequence(int positions) {
   }
 }
 
-StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) {
+StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, bool prefill) {
   const LlamaConfig& c = model_.config();
   if (pos < 0 || pos >= max_positions_)
     return Status::InvalidArgument("position beyond the session's context");
+  // Vector s: its position and the sequence whose cache it reads and extends.
+  auto pos_of = [&](int s) { return prefill ? pos + s : pos; };
+  auto seq_of = [&](int s) { return prefill ? 0 : s; };
   const int kv_dim = c.n_kv_heads * c.head_dim, group = c.n_heads / c.n_kv_heads;
   const size_t seq_stride = static_cast<size_t>(max_positions_) * kv_dim;
   const WeightMatrix& emb = model_.token_embedding();
@@ -331,9 +342,10 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) 
     matvec_.ApplyBatch(L.wv, xb_.data(), count, v_.data());
     const float scale = c.query_scale;
     const float rope_base = L.sliding && c.rope_base_local > 0 ? c.rope_base_local : c.rope_base;
-    const float rope_pos = static_cast<float>(pos) * (L.sliding ? 1.0f : c.rope_scale_global);
-    const int first = L.sliding ? std::max(0, pos - c.sliding_window + 1) : 0;
     for (int s = 0; s < count; ++s) {
+      const int p = pos_of(s);
+      const float rope_pos = static_cast<float>(p) * (L.sliding ? 1.0f : c.rope_scale_global);
+      const int first = L.sliding ? std::max(0, p - c.sliding_window + 1) : 0;
       float* q = &q_[s * q_dim];
       float* k = &k_[s * kv_dim];
       if (L.bq) {
@@ -349,15 +361,15 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) 
       }
       Rope(q, c.n_heads, c.head_dim, c.rope_dims, rope_pos, rope_base, c.rope_style);
       Rope(k, c.n_kv_heads, c.head_dim, c.rope_dims, rope_pos, rope_base, c.rope_style);
-      float* kc = key_cache_.data() + (static_cast<size_t>(l) * batch_ + s) * seq_stride;
-      float* vc = value_cache_.data() + (static_cast<size_t>(l) * batch_ + s) * seq_stride;
-      std::copy_n(k, kv_dim, kc + static_cast<size_t>(pos) * kv_dim);
-      std::copy_n(&v_[s * kv_dim], kv_dim, vc + static_cast<size_t>(pos) * kv_dim);
+      float* kc = key_cache_.data() + (static_cast<size_t>(l) * batch_ + seq_of(s)) * seq_stride;
+      float* vc = value_cache_.data() + (static_cast<size_t>(l) * batch_ + seq_of(s)) * seq_stride;
+      std::copy_n(k, kv_dim, kc + static_cast<size_t>(p) * kv_dim);
+      std::copy_n(&v_[s * kv_dim], kv_dim, vc + static_cast<size_t>(p) * kv_dim);
       for (int h = 0; h < c.n_heads; ++h) {
         const float* qh = q + h * c.head_dim;
         const int kvh = h / group;
         float max = -INFINITY;
-        for (int t = first; t <= pos; ++t) {
+        for (int t = first; t <= p; ++t) {
           const float* kt = kc + static_cast<size_t>(t) * kv_dim + kvh * c.head_dim;
           float dot = 0;
           for (int i = 0; i < c.head_dim; ++i) dot += qh[i] * kt[i];
@@ -367,13 +379,13 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) 
           max = std::max(max, scores_[t]);
         }
         double sum = 0;
-        for (int t = first; t <= pos; ++t) {
+        for (int t = first; t <= p; ++t) {
           scores_[t] = std::exp(scores_[t] - max);
           sum += scores_[t];
         }
         float* out = &attn_out_[s * q_dim + h * c.head_dim];
         std::fill(out, out + c.head_dim, 0.0f);
-        for (int t = first; t <= pos; ++t) {
+        for (int t = first; t <= p; ++t) {
           const float a = static_cast<float>(scores_[t] / sum);
           const float* vt = vc + static_cast<size_t>(t) * kv_dim + kvh * c.head_dim;
           for (int i = 0; i < c.head_dim; ++i) out[i] += a * vt[i];
@@ -401,11 +413,13 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos) 
         RmsNorm(&xb_[s * c.dim], L.post_ffw_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
     for (int i = 0; i < count * c.dim; ++i) x_[i] += xb_[i];
   }
-  for (int s = 0; s < count; ++s)
-    RmsNorm(&x_[s * c.dim], model_.output_norm(), &xb_[s * c.dim], c.dim, c.rms_eps);
-  matvec_.ApplyBatch(model_.output(), xb_.data(), count, logits_.data());
+  // Prefill needs only the last token's logits.
+  const int first_out = prefill ? count - 1 : 0, outputs = count - first_out;
+  for (int s = first_out; s < count; ++s)
+    RmsNorm(&x_[s * c.dim], model_.output_norm(), &xb_[(s - first_out) * c.dim], c.dim, c.rms_eps);
+  matvec_.ApplyBatch(model_.output(), xb_.data(), outputs, logits_.data());
   if (c.final_softcap > 0)
-    for (int i = 0; i < count * c.vocab; ++i)
+    for (int i = 0; i < outputs * c.vocab; ++i)
       logits_[i] = std::tanh(logits_[i] / c.final_softcap) * c.final_softcap;
   return logits_.data();
 }

@@ -88,6 +88,12 @@ class LlamaSession {
   StatusOr<const float*> Forward(int token, int pos);
   // Runs tokens[s] of every sequence s at position pos; logits of sequence s at s * vocab.
   StatusOr<const float*> ForwardBatch(const int* tokens, int pos);
+  // Runs `count` consecutive tokens of sequence 0 from position pos as one batch (every weight
+  // matrix streamed once for all of them, causal attention among them); the logits of the last.
+  // Bit-identical to Forward on each token in turn.
+  StatusOr<const float*> Prefill(const int* tokens, int count, int pos);
+  // The most tokens Prefill takes at once.
+  static constexpr int kPrefillChunk = 16;
   // Copies sequence 0's cache for positions [0, positions) to every other sequence: a prompt
   // prefilled once serves all samples.
   void ShareFirstSequence(int positions);
@@ -95,7 +101,9 @@ class LlamaSession {
   int batch() const { return batch_; }
 
  private:
-  StatusOr<const float*> Run(const int* tokens, int count, int pos);
+  // count vectors through the model: sequence s at position pos (decoding n sequences), or with
+  // `prefill`, tokens of sequence 0 at positions pos, pos + 1, ... (logits of the last only).
+  StatusOr<const float*> Run(const int* tokens, int count, int pos, bool prefill);
 
   const LlamaModel& model_;
   int max_positions_;
