@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "kernels/ops/horizontal_sum.h"
 #include "kernels/quant/fp16.h"
 
 namespace evald::kernels {
@@ -83,14 +84,6 @@ __attribute__((target("avx2,fma,f16c"))) inline __m256 MulSumI8(__m256i a, __m25
   return _mm256_cvtepi32_ps(dot32);
 }
 
-__attribute__((target("avx2,fma,f16c"))) inline float HorizontalSum(__m256 v) {
-  __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
-  lo = _mm_add_ps(lo, hi);
-  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-  lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-  return _mm_cvtss_f32(lo);
-}
-
 __attribute__((target("avx2,fma,f16c"))) float DotQ8_0Avx2(const BlockQ8_0* w, const BlockQ8_0* x,
                                                            int64_t n) {
   __m256 acc = _mm256_setzero_ps();
@@ -100,7 +93,7 @@ __attribute__((target("avx2,fma,f16c"))) float DotQ8_0Avx2(const BlockQ8_0* w, c
     const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
     acc = _mm256_fmadd_ps(d, MulSumI8(qw, qx), acc);
   }
-  return HorizontalSum(acc);
+  return HorizontalSum256(acc);
 }
 
 __attribute__((target("avx2,fma,f16c"))) float DotQ4_0Avx2(const BlockQ4_0* w, const BlockQ8_0* x,
@@ -116,7 +109,7 @@ __attribute__((target("avx2,fma,f16c"))) float DotQ4_0Avx2(const BlockQ4_0* w, c
     const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
     acc = _mm256_fmadd_ps(d, MulSumI8(qw, qx), acc);
   }
-  return HorizontalSum(acc);
+  return HorizontalSum256(acc);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include "kernels/ops/dot.h"
+#include "kernels/ops/horizontal_sum.h"
 #include "kernels/quant/fp16.h"
 
 namespace evald::kernels {
@@ -31,14 +32,6 @@ __attribute__((target("avx2,avxvnni,f16c"))) inline __m256i DotBytes256(__m256i 
   return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), abs_a, signed_b);
 }
 
-__attribute__((target("avx2,f16c"))) inline float Hsum256(__m256 v) {
-  __m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
-  lo = _mm_add_ps(lo, hi);
-  lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
-  lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
-  return _mm_cvtss_f32(lo);
-}
-
 // Expands a Q4_0 block's 16 packed bytes to 32 signed values (low nibbles first).
 __attribute__((target("avx2,f16c"))) inline __m256i UnpackQ4(const uint8_t* qs) {
   const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
@@ -48,47 +41,73 @@ __attribute__((target("avx2,f16c"))) inline __m256i UnpackQ4(const uint8_t* qs) 
 
 }  // namespace
 
-__attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) float DotQ8_0Avx512Vnni(
-    const BlockQ8_0* w, const BlockQ8_0* x, int64_t n) {
+namespace {
+
+// Blocks b and b + 1 of a weight row as 64 signed bytes, and their scales.
+template <bool kQ4>
+__attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) inline __m512i WeightPair(
+    const void* w_row, int64_t b, float* d0, float* d1) {
+  if constexpr (kQ4) {
+    const BlockQ4_0* w = static_cast<const BlockQ4_0*>(w_row);
+    *d0 = _cvtsh_ss(w[b].d);
+    *d1 = _cvtsh_ss(w[b + 1].d);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(UnpackQ4(w[b].qs)), UnpackQ4(w[b + 1].qs), 1);
+  } else {
+    const BlockQ8_0* w = static_cast<const BlockQ8_0*>(w_row);
+    *d0 = _cvtsh_ss(w[b].d);
+    *d1 = _cvtsh_ss(w[b + 1].d);
+    return _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b + 1].qs)), 1);
+  }
+}
+
+// Blocks b and b + 1 of a Q8_0 activation vector as 64 signed bytes.
+__attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) inline __m512i ActivationPair(
+    const BlockQ8_0* x, int64_t b) {
+  return _mm512_inserti64x4(
+      _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs))),
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b + 1].qs)), 1);
+}
+
+// An odd last block, as the scalar oracle computes it.
+template <bool kQ4>
+float TailBlock(const void* w_row, const BlockQ8_0* x, int64_t b) {
+  if constexpr (kQ4) {
+    return DotQ4_0Scalar(static_cast<const BlockQ4_0*>(w_row) + b, x + b, kQK);
+  } else {
+    return DotQ8_0Scalar(static_cast<const BlockQ8_0*>(w_row) + b, x + b, kQK);
+  }
+}
+
+template <bool kQ4>
+__attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) float DotAvx512Vnni(
+    const void* w_row, const BlockQ8_0* x, int64_t n) {
   const int64_t blocks = n / kQK;
   __m512 acc = _mm512_setzero_ps();
   int64_t b = 0;
   for (; b + 1 < blocks; b += 2) {
-    const __m512i qw = _mm512_inserti64x4(
-        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs))),
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b + 1].qs)), 1);
-    const __m512i qx = _mm512_inserti64x4(
-        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs))),
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b + 1].qs)), 1);
-    const float d0 = _cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d);
-    const float d1 = _cvtsh_ss(w[b + 1].d) * _cvtsh_ss(x[b + 1].d);
+    float dw0, dw1;
+    const __m512i qw = WeightPair<kQ4>(w_row, b, &dw0, &dw1);
+    const __m512i qx = ActivationPair(x, b);
+    const float d0 = dw0 * _cvtsh_ss(x[b].d);
+    const float d1 = dw1 * _cvtsh_ss(x[b + 1].d);
     const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d0), _mm512_set1_ps(d1));
     acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(DotBytes512(qw, qx)), acc);
   }
   float sum = _mm512_reduce_add_ps(acc);
-  if (b < blocks) sum += DotQ8_0Scalar(w + b, x + b, kQK);  // an odd last block
+  if (b < blocks) sum += TailBlock<kQ4>(w_row, x, b);
   return sum;
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) float DotQ4_0Avx512Vnni(
-    const BlockQ4_0* w, const BlockQ8_0* x, int64_t n) {
-  const int64_t blocks = n / kQK;
-  __m512 acc = _mm512_setzero_ps();
-  int64_t b = 0;
-  for (; b + 1 < blocks; b += 2) {
-    const __m512i qw =
-        _mm512_inserti64x4(_mm512_castsi256_si512(UnpackQ4(w[b].qs)), UnpackQ4(w[b + 1].qs), 1);
-    const __m512i qx = _mm512_inserti64x4(
-        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs))),
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b + 1].qs)), 1);
-    const float d0 = _cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d);
-    const float d1 = _cvtsh_ss(w[b + 1].d) * _cvtsh_ss(x[b + 1].d);
-    const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d0), _mm512_set1_ps(d1));
-    acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(DotBytes512(qw, qx)), acc);
-  }
-  float sum = _mm512_reduce_add_ps(acc);
-  if (b < blocks) sum += DotQ4_0Scalar(w + b, x + b, kQK);  // an odd last block
-  return sum;
+}  // namespace
+
+float DotQ8_0Avx512Vnni(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n) {
+  return DotAvx512Vnni<false>(w, x, n);
+}
+
+float DotQ4_0Avx512Vnni(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n) {
+  return DotAvx512Vnni<true>(w, x, n);
 }
 
 // Several activation vectors against one weight row: the weights are loaded (and, for Q4_0,
@@ -104,28 +123,12 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) void DotMultiAv
   for (int v = 0; v < nv; ++v) acc[v] = _mm512_setzero_ps();
   int64_t b = 0;
   for (; b + 1 < blocks; b += 2) {
-    __m512i qw;
     float dw0, dw1;
-    if constexpr (kQ4) {
-      const BlockQ4_0* w = static_cast<const BlockQ4_0*>(w_row);
-      qw = _mm512_inserti64x4(_mm512_castsi256_si512(UnpackQ4(w[b].qs)), UnpackQ4(w[b + 1].qs), 1);
-      dw0 = _cvtsh_ss(w[b].d);
-      dw1 = _cvtsh_ss(w[b + 1].d);
-    } else {
-      const BlockQ8_0* w = static_cast<const BlockQ8_0*>(w_row);
-      qw = _mm512_inserti64x4(
-          _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs))),
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b + 1].qs)), 1);
-      dw0 = _cvtsh_ss(w[b].d);
-      dw1 = _cvtsh_ss(w[b + 1].d);
-    }
+    const __m512i qw = WeightPair<kQ4>(w_row, b, &dw0, &dw1);
     const __mmask64 w_negative = _mm512_movepi8_mask(qw);
     const __m512i w_abs = _mm512_abs_epi8(qw);
     for (int v = 0; v < nv; ++v) {
-      const BlockQ8_0* x = xs[v];
-      const __m512i qx = _mm512_inserti64x4(
-          _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs))),
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b + 1].qs)), 1);
+      const __m512i qx = ActivationPair(xs[v], b);
       const float d0 = dw0 * x_scales[v][b];
       const float d1 = dw1 * x_scales[v][b + 1];
       const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d0), _mm512_set1_ps(d1));
@@ -137,13 +140,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2,f16c"))) void DotMultiAv
   }
   for (int v = 0; v < nv; ++v) {
     float sum = _mm512_reduce_add_ps(acc[v]);
-    if (b < blocks) {  // an odd last block, as the single-vector kernels do it
-      if constexpr (kQ4) {
-        sum += DotQ4_0Scalar(static_cast<const BlockQ4_0*>(w_row) + b, xs[v] + b, kQK);
-      } else {
-        sum += DotQ8_0Scalar(static_cast<const BlockQ8_0*>(w_row) + b, xs[v] + b, kQK);
-      }
-    }
+    if (b < blocks) sum += TailBlock<kQ4>(w_row, xs[v], b);  // as the single-vector kernel
     out[v] = sum;
   }
 }
@@ -168,7 +165,7 @@ __attribute__((target("avx2,avxvnni,fma,f16c"))) float DotQ8_0AvxVnni(const Bloc
     const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
     acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(DotBytes256(qw, qx)), acc);
   }
-  return Hsum256(acc);
+  return HorizontalSum256(acc);
 }
 
 __attribute__((target("avx2,avxvnni,fma,f16c"))) float DotQ4_0AvxVnni(const BlockQ4_0* w,
@@ -180,7 +177,7 @@ __attribute__((target("avx2,avxvnni,fma,f16c"))) float DotQ4_0AvxVnni(const Bloc
     const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
     acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(DotBytes256(UnpackQ4(w[b].qs), qx)), acc);
   }
-  return Hsum256(acc);
+  return HorizontalSum256(acc);
 }
 
 }  // namespace evald::kernels
