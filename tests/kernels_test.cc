@@ -13,8 +13,10 @@
 #include "kernels/generate/generator.h"
 #include "kernels/gguf/gguf_writer.h"
 #include "kernels/gguf/random_model.h"
+#include "kernels/ops/attention.h"
 #include "kernels/ops/dot.h"
 #include "kernels/ops/matvec.h"
+#include "kernels/ops/packed_activations.h"
 #include "kernels/ops/packed_matrix.h"
 #include "kernels/ops/thread_pool.h"
 #include "kernels/quant/fp16.h"
@@ -129,26 +131,102 @@ TEST(PackedMatVec, EqualsTheOracleAndBatchesBitIdentically) {
       ASSERT_NE(packed, nullptr);
       WeightMatrix w = plain;
       w.packed = packed.get();
-      const int batch = 11;
-      std::vector<float> x(static_cast<size_t>(batch * cols));
-      for (auto& v : x) v = dist(rng);
-      std::vector<float> oracle(static_cast<size_t>(batch * rows)), got(oracle.size()), one(rows);
-      MatVec scalar(Isa::kScalar), vnni(Isa::kAvx512Vnni);
-      scalar.ApplyBatch(plain, x.data(), batch, oracle.data());
-      vnni.ApplyBatch(w, x.data(), batch, got.data());
-      for (size_t i = 0; i < got.size(); ++i)
-        ASSERT_NEAR(got[i], oracle[i], 1e-5f * std::fabs(oracle[i]) + 1e-3f)
-            << (type == GgmlType::kQ8_0 ? "q8_0" : "q4_0") << " cols " << cols << " at " << i;
-      for (int b = 0; b < batch; ++b) {
-        vnni.Apply(w, x.data() + b * cols, one.data());
-        ASSERT_EQ(std::memcmp(one.data(), got.data() + b * rows, sizeof(float) * rows), 0)
-            << "vector " << b << " differs alone and in the batch";
+      // Every kernel width (1..10 vectors) and the chunkings of larger batches (20 = 10 + 10,
+      // 23 = 8 + 8 + 7).
+      for (int batch : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 20, 23}) {
+        std::vector<float> x(static_cast<size_t>(batch * cols));
+        for (auto& v : x) v = dist(rng);
+        std::vector<float> oracle(static_cast<size_t>(batch * rows)), got(oracle.size()), one(rows);
+        MatVec scalar(Isa::kScalar), vnni(Isa::kAvx512Vnni);
+        scalar.ApplyBatch(plain, x.data(), batch, oracle.data());
+        vnni.ApplyBatch(w, x.data(), batch, got.data());
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_NEAR(got[i], oracle[i], 1e-5f * std::fabs(oracle[i]) + 1e-3f)
+              << (type == GgmlType::kQ8_0 ? "q8_0" : "q4_0") << " cols " << cols << " batch "
+              << batch << " at " << i;
+        for (int b = 0; b < batch; ++b) {
+          vnni.Apply(w, x.data() + b * cols, one.data());
+          ASSERT_EQ(std::memcmp(one.data(), got.data() + b * rows, sizeof(float) * rows), 0)
+              << "vector " << b << " of " << batch << " differs alone and in the batch";
+        }
       }
     }
   }
   // What cannot be packed is left alone.
   WeightMatrix odd{GgmlType::kQ8_0, nullptr, 20, 32, 34};
   EXPECT_EQ(PackedMatrix::Pack(odd), nullptr);
+}
+
+// The AVX-512 activation quantizer against QuantizeRowQ8_0 (itself bit-identical to ggml's
+// reference): same values, same scale, on random blocks, blocks of exact halves after scaling
+// (roundf takes them away from zero; round-to-even would not), zeros and extreme magnitudes.
+TEST(PackedActivations, VectorQuantizerIsBitIdenticalToTheReference) {
+  if (!IsaSupported(Isa::kAvx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0, 1);
+  std::vector<std::vector<float>> blocks;
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<float> b(kQK);
+    const float scale = std::pow(10.0f, static_cast<float>(i % 13) - 6.0f);
+    for (auto& v : b) v = dist(rng) * scale;
+    blocks.push_back(b);
+  }
+  // amax 127 makes the inverse scale exactly 1: k + 0.5 lands on a tie.
+  std::vector<float> ties(kQK);
+  for (int j = 0; j < kQK; ++j) ties[j] = (j % 2 ? -1.0f : 1.0f) * (static_cast<float>(j) + 0.5f);
+  ties[31] = 127.0f;
+  blocks.push_back(ties);
+  blocks.push_back(std::vector<float>(kQK, 0.0f));
+  std::vector<float> extreme(kQK, 1e-30f);
+  extreme[3] = -3e38f;
+  blocks.push_back(extreme);
+  std::vector<float> near_half(kQK, 0.49999997f);
+  near_half[0] = 127.0f;
+  blocks.push_back(near_half);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    BlockQ8_0 ref;
+    QuantizeRowQ8_0(blocks[i].data(), &ref, kQK);
+    int8_t q[kQK];
+    uint16_t d;
+    const int32_t sum = QuantizeBlockQ8_0Avx512(blocks[i].data(), q, &d);
+    ASSERT_EQ(d, ref.d) << "block " << i;
+    ASSERT_EQ(std::memcmp(q, ref.qs, kQK), 0) << "block " << i;
+    int32_t ref_sum = 0;
+    for (int8_t v : ref.qs) ref_sum += v;
+    ASSERT_EQ(sum, ref_sum) << "block " << i;
+  }
+}
+
+// Attention of one head, AVX-512 against the scalar oracle, with and without soft-capping, over
+// a window that does not start at position 0 (sliding-window layers).
+TEST(Attention, SimdPathEqualsTheScalarOracle) {
+  if (!IsaSupported(Isa::kAvx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  std::mt19937 rng(9);
+  std::normal_distribution<float> dist(0, 1);
+  for (int head_dim : {16, 64, 128, 8}) {
+    for (float softcap : {0.0f, 50.0f}) {
+      const int positions = 300, kv_heads = 2;
+      const int64_t stride = static_cast<int64_t>(kv_heads) * head_dim;
+      std::vector<float> keys(static_cast<size_t>(positions * stride)), values(keys.size()),
+          q(static_cast<size_t>(head_dim));
+      for (auto& v : keys) v = dist(rng);
+      for (auto& v : values) v = dist(rng);
+      for (auto& v : q) v = dist(rng) * 2;
+      const AttentionHead head{head_dim, stride, 1.0f / std::sqrt(static_cast<float>(head_dim)),
+                               softcap};
+      std::vector<float> scores(positions), want(static_cast<size_t>(head_dim)), got(want.size());
+      for (int first : {0, 37}) {
+        Attend(head, q.data(), keys.data() + head_dim, values.data() + head_dim, first,
+               positions - 1, scores.data(), want.data(), Isa::kScalar);
+        Attend(head, q.data(), keys.data() + head_dim, values.data() + head_dim, first,
+               positions - 1, scores.data(), got.data(), Isa::kAvx512Vnni);
+        for (int i = 0; i < head_dim; ++i)
+          ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i]))
+              << "head_dim " << head_dim << " softcap " << softcap << " first " << first << " at "
+              << i;
+      }
+    }
+  }
 }
 
 TEST(Gguf, ReadsTheSharedModelsAndRejectsDamagedCopies) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "kernels/ops/attention.h"
 #include "kernels/quant/blocks.h"
 
 namespace evald::kernels {
@@ -365,31 +366,11 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, 
       float* vc = value_cache_.data() + (static_cast<size_t>(l) * batch_ + seq_of(s)) * seq_stride;
       std::copy_n(k, kv_dim, kc + static_cast<size_t>(p) * kv_dim);
       std::copy_n(&v_[s * kv_dim], kv_dim, vc + static_cast<size_t>(p) * kv_dim);
+      const AttentionHead head{c.head_dim, kv_dim, scale, c.attn_softcap};
       for (int h = 0; h < c.n_heads; ++h) {
-        const float* qh = q + h * c.head_dim;
-        const int kvh = h / group;
-        float max = -INFINITY;
-        for (int t = first; t <= p; ++t) {
-          const float* kt = kc + static_cast<size_t>(t) * kv_dim + kvh * c.head_dim;
-          float dot = 0;
-          for (int i = 0; i < c.head_dim; ++i) dot += qh[i] * kt[i];
-          float score = dot * scale;
-          if (c.attn_softcap > 0) score = std::tanh(score / c.attn_softcap) * c.attn_softcap;
-          scores_[t] = score;
-          max = std::max(max, scores_[t]);
-        }
-        double sum = 0;
-        for (int t = first; t <= p; ++t) {
-          scores_[t] = std::exp(scores_[t] - max);
-          sum += scores_[t];
-        }
-        float* out = &attn_out_[s * q_dim + h * c.head_dim];
-        std::fill(out, out + c.head_dim, 0.0f);
-        for (int t = first; t <= p; ++t) {
-          const float a = static_cast<float>(scores_[t] / sum);
-          const float* vt = vc + static_cast<size_t>(t) * kv_dim + kvh * c.head_dim;
-          for (int i = 0; i < c.head_dim; ++i) out[i] += a * vt[i];
-        }
+        const int64_t kv_offset = static_cast<int64_t>(h / group) * c.head_dim;
+        Attend(head, q + h * c.head_dim, kc + kv_offset, vc + kv_offset, first, p, scores_.data(),
+               &attn_out_[s * q_dim + h * c.head_dim], matvec_.isa());
       }
     }
     matvec_.ApplyBatch(L.wo, attn_out_.data(), count, xb_.data());

@@ -23,6 +23,7 @@ bool IsaSupported(Isa isa) {
       return avx2 && __builtin_cpu_supports("avxvnni");
     case Isa::kAvx512Vnni:
       return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
              __builtin_cpu_supports("avx512vnni");
   }
   return false;

@@ -16,27 +16,9 @@ void MatVec::ApplyBatch(const WeightMatrix& w, const float* x, int batch, float*
   const int64_t blocks = w.cols / kQK;
   if (w.packed && isa_ == Isa::kAvx512Vnni) {
     // The activations as the packed kernels read them, prepared once for every thread.
-    const size_t n = static_cast<size_t>(batch * w.cols), nb = static_cast<size_t>(batch * blocks);
-    xq_.resize(nb);
-    xs8_.resize(n);
-    xq_scales_.resize(nb);
-    xsums_.resize(nb);
-    for (int b = 0; b < batch; ++b)
-      QuantizeRowQ8_0(x + b * w.cols, xq_.data() + b * blocks, w.cols);
-    for (size_t i = 0; i < nb; ++i) {
-      int32_t sum = 0;
-      for (int k = 0; k < kQK; ++k) {
-        xs8_[i * kQK + k] = xq_[i].qs[k];
-        sum += xq_[i].qs[k];
-      }
-      xq_scales_[i] = Fp16ToFp32(xq_[i].d);
-      xsums_[i] = sum;
-    }
-    PackedActivations a{xs8_.data(), xq_scales_.data(), xsums_.data()};
+    const PackedActivations a = packed_x_.Prepare(x, batch, w.cols, w.type, isa_);
     const PackedMatrix& p = *w.packed;
-    auto groups = [&](int64_t begin, int64_t end) {
-      PackedMatVecAvx512Vnni(p, a, batch, begin, end, y);
-    };
+    auto groups = [&](int64_t begin, int64_t end) { PackedMatVecAvx512Vnni(p, a, begin, end, y); };
     if (pool_) {
       pool_->ParallelFor(p.groups(), groups);
     } else {

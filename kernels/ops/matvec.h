@@ -7,6 +7,7 @@
 
 #include "kernels/gguf/ggml_types.h"
 #include "kernels/ops/dot.h"
+#include "kernels/ops/packed_activations.h"
 #include "kernels/quant/blocks.h"
 
 namespace evald::kernels {
@@ -44,10 +45,8 @@ class MatVec {
   Isa isa_;
   ThreadPool* pool_;
   std::vector<BlockQ8_0> xq_;
-  std::vector<float> xq_scales_;  // the scales of xq_ as float, for the multi-vector kernels
-  // Activations for packed weights (see PackedActivations).
-  std::vector<int8_t> xs8_;
-  std::vector<int32_t> xsums_;
+  std::vector<float> xq_scales_;     // the scales of xq_ as float, for the multi-vector kernels
+  PackedActivationBuffer packed_x_;  // activations for packed weights
 };
 
 }  // namespace evald::kernels

@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "kernels/gguf/ggml_types.h"
+#include "kernels/ops/packed_activations.h"
 #include "kernels/quant/blocks.h"
 
 namespace evald::kernels {
@@ -51,16 +52,9 @@ class PackedMatrix {
   std::unique_ptr<uint8_t[], Free> data_;
 };
 
-// Activations prepared once per mat-vec for the packed kernels: each vector's Q8_0 values
-// contiguous, their block scales as float, and their block sums (for the offset correction).
-struct PackedActivations {
-  const int8_t* x = nullptr;      // vector v: x + v * cols
-  const float* scales = nullptr;  // vector v: scales + v * blocks
-  const int32_t* sums = nullptr;  // vector v: sums + v * blocks
-};
-
-// y[v * rows + r] for rows of groups [g_begin, g_end), every vector v < nv (AVX-512 VNNI only).
-void PackedMatVecAvx512Vnni(const PackedMatrix& w, const PackedActivations& a, int nv,
-                            int64_t g_begin, int64_t g_end, float* y);
+// y[v * rows + r] for rows of groups [g_begin, g_end), every vector v < a.nv (AVX-512 VNNI
+// only).
+void PackedMatVecAvx512Vnni(const PackedMatrix& w, const PackedActivations& a, int64_t g_begin,
+                            int64_t g_end, float* y);
 
 }  // namespace evald::kernels
