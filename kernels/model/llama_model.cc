@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "kernels/ops/activations.h"
 #include "kernels/ops/attention.h"
 #include "kernels/quant/blocks.h"
 
@@ -72,15 +73,24 @@ void RmsNorm(const float* x, const float* w, float* out, int n, float eps) {
   for (int i = 0; i < n; ++i) out[i] = x[i] * scale * w[i];
 }
 
-// Rotary embedding: on adjacent pairs (x[i], x[i+1]) (ggml's "normal" mode, llama) or on the
-// pairs (x[i], x[i + d/2]) (its "neox" mode, qwen2 and gemma).
-void Rope(float* v, int n_heads, int head_dim, int rope_dims, float pos, float base,
+// Rotary embedding: the angles of one position, cos and sin per pair, computed once for the
+// query and key heads of a layer.
+void RopeAngles(float pos, float base, int rope_dims, float* cos_sin) {
+  for (int i = 0; i < rope_dims; i += 2) {
+    const float theta = pos * std::pow(base, -static_cast<float>(i) / rope_dims);
+    cos_sin[i] = std::cos(theta);
+    cos_sin[i + 1] = std::sin(theta);
+  }
+}
+
+// Rotates adjacent pairs (x[i], x[i+1]) (ggml's "normal" mode, llama) or the pairs
+// (x[i], x[i + d/2]) (its "neox" mode, qwen2 and gemma).
+void Rope(float* v, int n_heads, int head_dim, int rope_dims, const float* cos_sin,
           RopeStyle style) {
   for (int h = 0; h < n_heads; ++h) {
     float* x = v + h * head_dim;
     for (int i = 0; i < rope_dims; i += 2) {
-      const float theta = pos * std::pow(base, -static_cast<float>(i) / rope_dims);
-      const float c = std::cos(theta), s = std::sin(theta);
+      const float c = cos_sin[i], s = cos_sin[i + 1];
       const int a = style == RopeStyle::kAdjacentPairs ? i : i / 2;
       const int b = style == RopeStyle::kAdjacentPairs ? i + 1 : i / 2 + rope_dims / 2;
       const float x0 = x[a], x1 = x[b];
@@ -279,6 +289,7 @@ LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, 
   h3_.resize(b * c.hidden);
   logits_.resize(static_cast<size_t>(batch_) * c.vocab);
   scores_.resize(static_cast<size_t>(max_positions));
+  rope_angles_.resize(static_cast<size_t>(c.rope_dims));
   key_cache_.resize(static_cast<size_t>(c.n_layers) * batch_ * max_positions * kv_dim);
   value_cache_.resize(key_cache_.size());
 }
@@ -360,8 +371,9 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, 
         for (int h = 0; h < c.n_kv_heads; ++h)
           RmsNorm(k + h * c.head_dim, L.k_norm, k + h * c.head_dim, c.head_dim, c.rms_eps);
       }
-      Rope(q, c.n_heads, c.head_dim, c.rope_dims, rope_pos, rope_base, c.rope_style);
-      Rope(k, c.n_kv_heads, c.head_dim, c.rope_dims, rope_pos, rope_base, c.rope_style);
+      RopeAngles(rope_pos, rope_base, c.rope_dims, rope_angles_.data());
+      Rope(q, c.n_heads, c.head_dim, c.rope_dims, rope_angles_.data(), c.rope_style);
+      Rope(k, c.n_kv_heads, c.head_dim, c.rope_dims, rope_angles_.data(), c.rope_style);
       float* kc = key_cache_.data() + (static_cast<size_t>(l) * batch_ + seq_of(s)) * seq_stride;
       float* vc = value_cache_.data() + (static_cast<size_t>(l) * batch_ + seq_of(s)) * seq_stride;
       std::copy_n(k, kv_dim, kc + static_cast<size_t>(p) * kv_dim);
@@ -383,10 +395,10 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, 
       RmsNorm(&x_[s * c.dim], L.ffn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
     matvec_.ApplyBatch(L.w_gate, xb_.data(), count, h1_.data());
     matvec_.ApplyBatch(L.w_up, xb_.data(), count, h3_.data());
-    for (int i = 0; i < count * c.hidden; ++i) {
-      const float g = h1_[i];
-      h1_[i] =
-          (c.activation == FfnActivation::kGelu ? Gelu(g) : g / (1.0f + std::exp(-g))) * h3_[i];
+    if (c.activation == FfnActivation::kGelu) {
+      for (int i = 0; i < count * c.hidden; ++i) h1_[i] = Gelu(h1_[i]) * h3_[i];
+    } else {
+      GatedSilu(h1_.data(), h3_.data(), static_cast<int64_t>(count) * c.hidden, matvec_.isa());
     }
     matvec_.ApplyBatch(L.w_down, h1_.data(), count, xb_.data());
     if (L.post_ffw_norm)

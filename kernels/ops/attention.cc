@@ -7,71 +7,111 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <utility>
+
+#include "kernels/ops/activations.h"
 
 namespace evald::kernels {
 
 namespace {
 
-// q . k over n floats, 16 lanes at a time (n a multiple of 16).
-__attribute__((target("avx512f"))) inline float DotAvx512(const float* q, const float* k, int n) {
-  __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q), _mm512_loadu_ps(k));
-  for (int i = 16; i < n; i += 16)
-    acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), _mm512_loadu_ps(k + i), acc);
-  return _mm512_reduce_add_ps(acc);
-}
-
-// out += a * v over n floats (n a multiple of 16).
-__attribute__((target("avx512f"))) inline void AxpyAvx512(float a, const float* v, float* out,
-                                                          int n) {
-  const __m512 av = _mm512_set1_ps(a);
-  for (int i = 0; i < n; i += 16)
-    _mm512_storeu_ps(out + i,
-                     _mm512_fmadd_ps(av, _mm512_loadu_ps(v + i), _mm512_loadu_ps(out + i)));
-}
-
-float DotScalar(const float* q, const float* k, int n) {
-  float dot = 0;
-  for (int i = 0; i < n; ++i) dot += q[i] * k[i];
-  return dot;
-}
-
-void AxpyScalar(float a, const float* v, float* out, int n) {
-  for (int i = 0; i < n; ++i) out[i] += a * v[i];
-}
-
-template <typename DotFn, typename AxpyFn>
-inline void AttendWith(const AttentionHead& h, const float* q, const float* keys,
-                       const float* values, int first, int last, float* scores, float* out,
-                       DotFn dot, AxpyFn axpy) {
-  float max = -INFINITY;
-  for (int t = first; t <= last; ++t) {
-    float score = dot(q, keys + t * h.stride, h.head_dim) * h.scale;
-    if (h.softcap > 0) score = std::tanh(score / h.softcap) * h.softcap;
-    scores[t] = score;
-    max = std::max(max, score);
-  }
+// Softmax of scores[first..last] in place (exp(score - max)); returns the sum, in double as the
+// scalar oracle and ggml's softmax accumulate it.
+inline double SoftmaxNumerators(float* scores, int first, int last, float max) {
   double sum = 0;
   for (int t = first; t <= last; ++t) {
     scores[t] = std::exp(scores[t] - max);
     sum += scores[t];
   }
-  std::fill(out, out + h.head_dim, 0.0f);
-  for (int t = first; t <= last; ++t)
-    axpy(static_cast<float>(scores[t] / sum), values + t * h.stride, out, h.head_dim);
+  return sum;
 }
+
+inline float Cap(float score, float softcap) {
+  return softcap > 0 ? std::tanh(score / softcap) * softcap : score;
+}
+
+void AttendScalar(const AttentionHead& h, const float* q, const float* keys, const float* values,
+                  int first, int last, float* scores, float* out) {
+  float max = -INFINITY;
+  for (int t = first; t <= last; ++t) {
+    const float* k = keys + t * h.stride;
+    float dot = 0;
+    for (int i = 0; i < h.head_dim; ++i) dot += q[i] * k[i];
+    scores[t] = Cap(dot * h.scale, h.softcap);
+    max = std::max(max, scores[t]);
+  }
+  const double sum = SoftmaxNumerators(scores, first, last, max);
+  std::fill(out, out + h.head_dim, 0.0f);
+  for (int t = first; t <= last; ++t) {
+    const float a = static_cast<float>(scores[t] / sum);
+    const float* v = values + t * h.stride;
+    for (int i = 0; i < h.head_dim; ++i) out[i] += a * v[i];
+  }
+}
+
+// head_dim = 16 L: the query and the output held in L registers each for the whole window.
+template <int L>
+__attribute__((target("avx512f"))) void AttendAvx512(const AttentionHead& h, const float* q,
+                                                     const float* keys, const float* values,
+                                                     int first, int last, float* scores,
+                                                     float* out) {
+  __m512 qv[L];
+#pragma GCC unroll 16
+  for (int l = 0; l < L; ++l) qv[l] = _mm512_loadu_ps(q + 16 * l);
+  float max = -INFINITY;
+  for (int t = first; t <= last; ++t) {
+    const float* k = keys + t * h.stride;
+    __m512 acc = _mm512_mul_ps(qv[0], _mm512_loadu_ps(k));
+#pragma GCC unroll 16
+    for (int l = 1; l < L; ++l) acc = _mm512_fmadd_ps(qv[l], _mm512_loadu_ps(k + 16 * l), acc);
+    scores[t] = Cap(_mm512_reduce_add_ps(acc) * h.scale, h.softcap);
+    max = std::max(max, scores[t]);
+  }
+  // The numerators 16 at a time (vector exp), their sum in double as in the scalar path.
+  const __m512 vmax = _mm512_set1_ps(max);
+  int t = first;
+  for (; t + 16 <= last + 1; t += 16)
+    _mm512_storeu_ps(scores + t, _mm512_sub_ps(_mm512_loadu_ps(scores + t), vmax));
+  for (; t <= last; ++t) scores[t] -= max;
+  ExpAvx512(scores + first, scores + first, last - first + 1);
+  double sum = 0;
+  for (t = first; t <= last; ++t) sum += scores[t];
+  __m512 o[L];
+#pragma GCC unroll 16
+  for (int l = 0; l < L; ++l) o[l] = _mm512_setzero_ps();
+  for (t = first; t <= last; ++t) {
+    const __m512 a = _mm512_set1_ps(static_cast<float>(scores[t] / sum));
+    const float* v = values + t * h.stride;
+#pragma GCC unroll 16
+    for (int l = 0; l < L; ++l) o[l] = _mm512_fmadd_ps(a, _mm512_loadu_ps(v + 16 * l), o[l]);
+  }
+#pragma GCC unroll 16
+  for (int l = 0; l < L; ++l) _mm512_storeu_ps(out + 16 * l, o[l]);
+}
+
+using AttendFn = void (*)(const AttentionHead&, const float*, const float*, const float*, int, int,
+                          float*, float*);
+
+template <size_t... I>
+constexpr std::array<AttendFn, sizeof...(I)> AttendTable(std::index_sequence<I...>) {
+  return {&AttendAvx512<static_cast<int>(I) + 1>...};
+}
+
+// Head sizes up to 256 (Gemma's), in steps of 16.
+constexpr auto kAttendAvx512 = AttendTable(std::make_index_sequence<16>());
 
 }  // namespace
 
 void Attend(const AttentionHead& head, const float* q, const float* keys, const float* values,
             int first, int last, float* scores, float* out, Isa isa) {
-  if (isa == Isa::kAvx512Vnni && head.head_dim % 16 == 0) {
-    AttendWith(
-        head, q, keys, values, first, last, scores, out,
-        [](const float* a, const float* b, int n) { return DotAvx512(a, b, n); },
-        [](float a, const float* v, float* o, int n) { AxpyAvx512(a, v, o, n); });
+  const int lanes = head.head_dim / 16;
+  if (isa == Isa::kAvx512Vnni && head.head_dim % 16 == 0 && lanes >= 1 &&
+      lanes <= static_cast<int>(kAttendAvx512.size())) {
+    kAttendAvx512[static_cast<size_t>(lanes - 1)](head, q, keys, values, first, last, scores, out);
   } else {
-    AttendWith(head, q, keys, values, first, last, scores, out, DotScalar, AxpyScalar);
+    AttendScalar(head, q, keys, values, first, last, scores, out);
   }
 }
 
