@@ -1,12 +1,13 @@
-// The AVX-512 VNNI kernel over PackedMatrix (see packed_matrix.h for the layout). Per block of a
-// 16-row group: the weights are loaded (and Q4_0 nibbles split) once into eight registers; then
-// per vector a chain of eight vpdpbusd, starting from the offset correction (minus the weights'
-// offset times the block sum of the activations) and reading the activations as broadcasts straight
-// from memory, advances all 16 rows; one conversion and one multiply-add scale the 16 block sums.
+// The AVX-512 VNNI kernels over PackedMatrix (see packed_matrix.h for the layout). Per block of
+// a 16-row group: the weights are loaded (and Q4_0 nibbles split) once into eight registers; then
+// per vector eight vpdpbusd, starting from the offset correction (minus the weights' offset
+// times the block sum of the activations) and reading the activations as embedded broadcasts
+// from memory, advance all 16 rows; one conversion and one multiply-add scale the 16 block sums.
 //
-// Everything is unrolled at compile time for the number of vectors (1 to kMaxVectors), so the
-// accumulators and the weights stay in registers: a batch costs the integer work and little
-// else, which is what makes n samples of one prompt cheaper than n single-sample passes.
+// Batches: unrolled at compile time for the number of vectors (2 to kMaxVectors), step j of
+// every vector side by side, so the accumulators stay in registers and the vpdpbusd chains
+// overlap: a batch costs the integer work and little else, which is what makes n samples of
+// one prompt cheaper than n single-sample passes. One vector: four groups read side by side.
 //
 // Every vector goes through the same float operations in the same order whatever else is in
 // the batch (the integer block sums are exact in any order), so a sample's logits do not depend
@@ -26,7 +27,8 @@ namespace evald::kernels {
 
 namespace {
 
-// 25 accumulators and weight registers of 32 leave room for the chain and its temporaries.
+// 10 accumulators, 10 chains and the block's scales fill 21 of the 32 registers; the weights
+// take most of the rest (measured: 10 beats 7, and 16 with chains one after another).
 constexpr int kMaxVectors = 10;
 // Software prefetch this far ahead in the weight stream. The hardware prefetcher loses the
 // stream where a batch's second chunk of vectors goes back over a group; measured at 2-8 KiB
@@ -34,12 +36,6 @@ constexpr int kMaxVectors = 10;
 constexpr int64_t kPrefetchAhead = 4096;
 
 #define EVALD_PACKED_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni,avx512vl,f16c")))
-
-EVALD_PACKED_TARGET inline __m512i Broadcast4(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
-}
 
 // s += q x broadcast(4 bytes at x), the broadcast folded into the instruction as an embedded
 // {1to16} memory operand (GCC 12 emits a separate vpbroadcastd for the intrinsic, one more
@@ -74,17 +70,6 @@ struct BlockWeights {
   }
 };
 
-// The 16 exact integer block sums of one vector (x: its 32 activations of this block), the
-// weights' offset taken back out by starting the chain at the correction -offset x sum(x).
-template <bool kQ4>
-EVALD_PACKED_TARGET inline __m512i BlockSums(const BlockWeights<kQ4>& w, const int8_t* x,
-                                             int32_t correction) {
-  __m512i s = _mm512_set1_epi32(correction);
-#pragma GCC unroll 8
-  for (int j = 0; j < 8; ++j) s = _mm512_dpbusd_epi32(s, w.q[j], Broadcast4(x + 4 * j));
-  return s;
-}
-
 // One 16-row group against NV vectors starting at v0.
 template <bool kQ4, int NV>
 EVALD_PACKED_TARGET void GroupKernel(const PackedMatrix& w, const PackedActivations& a, int v0,
@@ -108,24 +93,12 @@ EVALD_PACKED_TARGET void GroupKernel(const PackedMatrix& w, const PackedActivati
     // Step j for every vector before step j + 1: NV independent vpdpbusd side by side keep
     // both of its pipes busy despite each one's latency.
     __m512i s[NV];
-    if constexpr (NV == 1) {
-      // One vector: two chains of four halve the latency of a block.
-      __m512i odd = _mm512_setzero_si512();
-      s[0] = _mm512_set1_epi32(corr[0]);
-#pragma GCC unroll 4
-      for (int j = 0; j < 8; j += 2) {
-        DpbusdBroadcast(s[0], wb.q[j], x + 4 * j);
-        DpbusdBroadcast(odd, wb.q[j + 1], x + 4 * j + 4);
-      }
-      s[0] = _mm512_add_epi32(s[0], odd);
-    } else {
 #pragma GCC unroll 16
-      for (int v = 0; v < NV; ++v) s[v] = _mm512_set1_epi32(corr[v]);
+    for (int v = 0; v < NV; ++v) s[v] = _mm512_set1_epi32(corr[v]);
 #pragma GCC unroll 8
-      for (int j = 0; j < 8; ++j) {
+    for (int j = 0; j < 8; ++j) {
 #pragma GCC unroll 16
-        for (int v = 0; v < NV; ++v) DpbusdBroadcast(s[v], wb.q[j], x + v * kQK + 4 * j);
-      }
+      for (int v = 0; v < NV; ++v) DpbusdBroadcast(s[v], wb.q[j], x + v * kQK + 4 * j);
     }
 #pragma GCC unroll 16
     for (int v = 0; v < NV; ++v)
@@ -135,6 +108,44 @@ EVALD_PACKED_TARGET void GroupKernel(const PackedMatrix& w, const PackedActivati
 #pragma GCC unroll 16
   for (int v = 0; v < NV; ++v)
     _mm512_storeu_ps(y + (v0 + v) * rows + g * PackedMatrix::kRows, acc[v]);
+}
+
+// One vector against G consecutive groups: G weight streams, group_bytes apart, read side by
+// side. One core keeps more memory requests in flight over several streams than over one.
+// Per row the arithmetic is GroupKernel<kQ4, 1>'s, so results are bit-identical.
+template <bool kQ4, int G>
+EVALD_PACKED_TARGET void SingleVectorKernel(const PackedMatrix& w, const PackedActivations& a,
+                                            int64_t g, float* y) {
+  const int64_t blocks = w.blocks();
+  constexpr int64_t kStride = kQ4 ? PackedMatrix::kQ4Stride : PackedMatrix::kQ8Stride;
+  const int64_t group_bytes = blocks * kStride;
+  const uint8_t* p = w.group(g);
+  __m512 acc[G];
+#pragma GCC unroll 8
+  for (int gg = 0; gg < G; ++gg) acc[gg] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < blocks; ++b, p += kStride) {
+    const int8_t* x = a.x + b * kQK;
+    const __m512 dx = _mm512_set1_ps(a.scales[b]);
+#pragma GCC unroll 8
+    for (int gg = 0; gg < G; ++gg) {
+      const uint8_t* pg = p + gg * group_bytes;
+#pragma GCC unroll 9
+      for (int64_t line = 0; line < kStride; line += 64)
+        _mm_prefetch(reinterpret_cast<const char*>(pg + kPrefetchAhead + line), _MM_HINT_T0);
+      BlockWeights<kQ4> wb;
+      wb.Load(pg);
+      __m512i even = _mm512_set1_epi32(a.corrections[b]), odd = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int j = 0; j < 8; j += 2) {
+        DpbusdBroadcast(even, wb.q[j], x + 4 * j);
+        DpbusdBroadcast(odd, wb.q[j + 1], x + 4 * j + 4);
+      }
+      acc[gg] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(even, odd)),
+                                _mm512_mul_ps(wb.dw, dx), acc[gg]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int gg = 0; gg < G; ++gg) _mm512_storeu_ps(y + (g + gg) * PackedMatrix::kRows, acc[gg]);
 }
 
 using Kernel = void (*)(const PackedMatrix&, const PackedActivations&, int, int64_t, float*);
@@ -152,6 +163,16 @@ constexpr auto kQ4Kernels = KernelTable<true>(std::make_index_sequence<kMaxVecto
 void PackedMatVecAvx512Vnni(const PackedMatrix& w, const PackedActivations& a, int64_t g_begin,
                             int64_t g_end, float* y) {
   const int nv = a.nv;
+  if (nv == 1) {
+    // One vector (decoding one sample): four groups at a time, the rest one by one.
+    const bool q4 = w.type() == GgmlType::kQ4_0;
+    int64_t g = g_begin;
+    for (; g + 4 <= g_end; g += 4)
+      q4 ? SingleVectorKernel<true, 4>(w, a, g, y) : SingleVectorKernel<false, 4>(w, a, g, y);
+    for (; g < g_end; ++g)
+      q4 ? SingleVectorKernel<true, 1>(w, a, g, y) : SingleVectorKernel<false, 1>(w, a, g, y);
+    return;
+  }
   // Batches larger than the registers hold go in nearly equal chunks (20 = 10 + 10), each
   // group's weights read from memory once and from cache for the other chunks.
   const auto& kernels = w.type() == GgmlType::kQ4_0 ? kQ4Kernels : kQ8Kernels;
