@@ -288,5 +288,29 @@ TEST_F(EvalCommand, RunSamplesAGgufWithTheCoreAndReportsServingMetrics) {
   EXPECT_NE(corrupt.output.find("FAILED"), std::string::npos) << corrupt.output;
 }
 
+// `evald bench decode` prints every figure it promises, with numbers that add up: the
+// aggregate of n samples and its time relative to one, and the share of the bandwidth limit
+// computed from the given bandwidth and the file's weight bytes.
+TEST_F(EvalCommand, BenchDecodePrintsItsFigures) {
+  std::string model = std::string(EVALD_SHARED_DIR) + "/models/stories260K-q8_0.gguf";
+  auto r = RunEvald("bench decode --model " + model + " --tokens 16 --n 4 --bandwidth 10");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* want : {"prefill: ", "decode: ", "n=4: ", "tok/s aggregate",
+                           "memory read bandwidth 10.0 GB/s (given)"})
+    EXPECT_NE(r.output.find(want), std::string::npos) << want << "\n" << r.output;
+  double decode = 0, limit = 0, share = 0;
+  const size_t d = r.output.find("decode: "), l = r.output.find("-> limit ");
+  ASSERT_NE(d, std::string::npos);
+  ASSERT_NE(l, std::string::npos);
+  ASSERT_EQ(std::sscanf(r.output.c_str() + d, "decode: %lf", &decode), 1);
+  ASSERT_EQ(
+      std::sscanf(r.output.c_str() + l, "-> limit %lf tok/s; decode reaches %lf%%", &limit, &share),
+      2);
+  EXPECT_GT(decode, 0);
+  EXPECT_NEAR(share, 100 * decode / limit, 0.2);
+  auto missing = RunEvald("bench decode --model " + dir_ + "/missing.gguf --bandwidth 10");
+  EXPECT_NE(missing.exit_code, 0);
+}
+
 }  // namespace
 }  // namespace evald
