@@ -114,9 +114,11 @@ TEST(PackedMatVec, EqualsTheOracleAndBatchesBitIdentically) {
   if (!IsaSupported(Isa::kAvx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
   std::mt19937 rng(11);
   std::normal_distribution<float> dist(0, 1);
+  ThreadPool pool(3);
   for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     for (int64_t cols : {32, 96, 2048}) {
-      const int64_t rows = 48, rb = static_cast<int64_t>(*RowBytes(type, cols));
+      // 5 groups of 16 rows: one vector takes four at a time, then one.
+      const int64_t rows = 80, rb = static_cast<int64_t>(*RowBytes(type, cols));
       std::vector<uint8_t> data(static_cast<size_t>(rb * rows));
       std::vector<float> row(static_cast<size_t>(cols));
       for (int64_t r = 0; r < rows; ++r) {
@@ -138,7 +140,7 @@ TEST(PackedMatVec, EqualsTheOracleAndBatchesBitIdentically) {
         std::vector<float> x(static_cast<size_t>(batch * cols));
         for (auto& v : x) v = dist(rng);
         std::vector<float> oracle(static_cast<size_t>(batch * rows)), got(oracle.size()), one(rows);
-        MatVec scalar(Isa::kScalar), vnni(Isa::kAvx512Vnni);
+        MatVec scalar(Isa::kScalar), vnni(Isa::kAvx512Vnni), pooled(Isa::kAvx512Vnni, &pool);
         scalar.ApplyBatch(plain, x.data(), batch, oracle.data());
         vnni.ApplyBatch(w, x.data(), batch, got.data());
         for (size_t i = 0; i < got.size(); ++i)
@@ -150,6 +152,11 @@ TEST(PackedMatVec, EqualsTheOracleAndBatchesBitIdentically) {
           ASSERT_EQ(std::memcmp(one.data(), got.data() + b * rows, sizeof(float) * rows), 0)
               << "vector " << b << " of " << batch << " differs alone and in the batch";
         }
+        // Split across three threads (2 + 2 + 1 groups): the same bits.
+        std::vector<float> pooled_out(got.size());
+        pooled.ApplyBatch(w, x.data(), batch, pooled_out.data());
+        ASSERT_EQ(std::memcmp(pooled_out.data(), got.data(), sizeof(float) * got.size()), 0)
+            << "batch " << batch << " differs across threads";
       }
     }
   }
