@@ -284,14 +284,16 @@ TEST(DegradedSandbox, RunsWithoutNamespacesAndSaysSo) {
   // A process left running is killed with the job.
   JobRequest bg;
   auto* s2 = bg.add_steps();
-  for (const char* a : {"sh", "-c", "(setsid sleep 60 &); echo started"}) s2->add_argv(a);
+  // A duration no other test uses: tests running beside this one (ctest -j) may have their
+  // own sleeps under the same unprivileged uid.
+  for (const char* a : {"sh", "-c", "(setsid sleep 59.731 &); echo started"}) s2->add_argv(a);
   s2->set_timeout_ms(5000);
   ASSERT_TRUE(worker.Run(bg, 30s).ok());
   if (::geteuid() == 0) {
     JobRequest check;
     auto* s3 = check.add_steps();
     for (const char* a :
-         {"sh", "-c", "ps -u $(id -u) -o comm= 2>/dev/null | grep -c sleep || true"})
+         {"sh", "-c", "ps -u $(id -u) -o args= 2>/dev/null | grep -c '[s]leep 59.731' || true"})
       s3->add_argv(a);
     s3->set_timeout_ms(5000);
     auto c = worker.Run(check, 30s);

@@ -86,8 +86,16 @@ StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const Tokeni
     for (int s = 0; s < n; ++s) feed[s] = done[s] ? prompt_tokens[0] : next[s];
     auto l = session.ForwardBatch(feed.data(), pos++);
     if (!l.ok()) return l.status();
-    for (int s = 0; s < n; ++s)
-      if (!done[s]) next[s] = samplers[s].Sample(*l + static_cast<size_t>(s) * vocab, vocab);
+    // Each sample draws from its own sampler: split across the pool, the same tokens.
+    auto sample = [&](int64_t begin, int64_t end) {
+      for (int64_t s = begin; s < end; ++s)
+        if (!done[s]) next[s] = samplers[s].Sample(*l + static_cast<size_t>(s) * vocab, vocab);
+    };
+    if (pool) {
+      pool->ParallelFor(n, sample);
+    } else {
+      sample(0, n);
+    }
   }
   // Samples cut by the context (or max_tokens = 0) end here.
   for (int s = 0; s < n; ++s)

@@ -7,6 +7,7 @@
 
 #include "kernels/ops/activations.h"
 #include "kernels/ops/attention.h"
+#include "kernels/ops/thread_pool.h"
 #include "kernels/quant/blocks.h"
 
 namespace evald::kernels {
@@ -275,7 +276,11 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
 
 LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, int batch,
                            ThreadPool* pool)
-    : model_(model), max_positions_(max_positions), batch_(std::max(1, batch)), matvec_(isa, pool) {
+    : model_(model),
+      max_positions_(max_positions),
+      batch_(std::max(1, batch)),
+      pool_(pool),
+      matvec_(isa, pool) {
   const LlamaConfig& c = model.config();
   const size_t kv_dim = static_cast<size_t>(c.n_kv_heads * c.head_dim),
                b = static_cast<size_t>(std::max(batch_, kPrefillChunk));
@@ -288,7 +293,6 @@ LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, 
   h1_.resize(b * c.hidden);
   h3_.resize(b * c.hidden);
   logits_.resize(static_cast<size_t>(batch_) * c.vocab);
-  scores_.resize(static_cast<size_t>(max_positions));
   rope_angles_.resize(static_cast<size_t>(c.rope_dims));
   key_cache_.resize(static_cast<size_t>(c.n_layers) * batch_ * max_positions * kv_dim);
   value_cache_.resize(key_cache_.size());
@@ -357,7 +361,6 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, 
     for (int s = 0; s < count; ++s) {
       const int p = pos_of(s);
       const float rope_pos = static_cast<float>(p) * (L.sliding ? 1.0f : c.rope_scale_global);
-      const int first = L.sliding ? std::max(0, p - c.sliding_window + 1) : 0;
       float* q = &q_[s * q_dim];
       float* k = &k_[s * kv_dim];
       if (L.bq) {
@@ -374,16 +377,32 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, 
       RopeAngles(rope_pos, rope_base, c.rope_dims, rope_angles_.data());
       Rope(q, c.n_heads, c.head_dim, c.rope_dims, rope_angles_.data(), c.rope_style);
       Rope(k, c.n_kv_heads, c.head_dim, c.rope_dims, rope_angles_.data(), c.rope_style);
-      float* kc = key_cache_.data() + (static_cast<size_t>(l) * batch_ + seq_of(s)) * seq_stride;
-      float* vc = value_cache_.data() + (static_cast<size_t>(l) * batch_ + seq_of(s)) * seq_stride;
-      std::copy_n(k, kv_dim, kc + static_cast<size_t>(p) * kv_dim);
-      std::copy_n(&v_[s * kv_dim], kv_dim, vc + static_cast<size_t>(p) * kv_dim);
-      const AttentionHead head{c.head_dim, kv_dim, scale, c.attn_softcap};
-      for (int h = 0; h < c.n_heads; ++h) {
-        const int64_t kv_offset = static_cast<int64_t>(h / group) * c.head_dim;
-        Attend(head, q + h * c.head_dim, kc + kv_offset, vc + kv_offset, first, p, scores_.data(),
+      const size_t cache = (static_cast<size_t>(l) * batch_ + seq_of(s)) * seq_stride;
+      std::copy_n(k, kv_dim, key_cache_.data() + cache + static_cast<size_t>(p) * kv_dim);
+      std::copy_n(&v_[s * kv_dim], kv_dim,
+                  value_cache_.data() + cache + static_cast<size_t>(p) * kv_dim);
+    }
+    // Every (vector, head) on its own, split across the pool once all keys and values of this
+    // step are cached (a prefilled token attends to the ones before it in the chunk).
+    const AttentionHead head{c.head_dim, kv_dim, scale, c.attn_softcap};
+    auto attend = [&](int64_t begin, int64_t end) {
+      std::vector<float> scores(static_cast<size_t>(max_positions_));
+      for (int64_t i = begin; i < end; ++i) {
+        const int s = static_cast<int>(i / c.n_heads), h = static_cast<int>(i % c.n_heads);
+        const int p = pos_of(s);
+        const int first = L.sliding ? std::max(0, p - c.sliding_window + 1) : 0;
+        const size_t cache = (static_cast<size_t>(l) * batch_ + seq_of(s)) * seq_stride +
+                             static_cast<size_t>(h / group) * c.head_dim;
+        Attend(head, &q_[s * q_dim + h * c.head_dim], key_cache_.data() + cache,
+               value_cache_.data() + cache, first, p, scores.data(),
                &attn_out_[s * q_dim + h * c.head_dim], matvec_.isa());
       }
+    };
+    const int64_t pairs = static_cast<int64_t>(count) * c.n_heads;
+    if (pool_) {
+      pool_->ParallelFor(pairs, attend);
+    } else {
+      attend(0, pairs);
     }
     matvec_.ApplyBatch(L.wo, attn_out_.data(), count, xb_.data());
     if (L.post_attn_norm)

@@ -16,7 +16,7 @@ void MatVec::ApplyBatch(const WeightMatrix& w, const float* x, int batch, float*
   const int64_t blocks = w.cols / kQK;
   if (w.packed && isa_ == Isa::kAvx512Vnni) {
     // The activations as the packed kernels read them, prepared once for every thread.
-    const PackedActivations a = packed_x_.Prepare(x, batch, w.cols, w.type, isa_);
+    const PackedActivations a = packed_x_.Prepare(x, batch, w.cols, w.type, isa_, pool_);
     const PackedMatrix& p = *w.packed;
     auto groups = [&](int64_t begin, int64_t end) { PackedMatVecAvx512Vnni(p, a, begin, end, y); };
     if (pool_) {

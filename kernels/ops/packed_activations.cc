@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/ops/thread_pool.h"
 #include "kernels/quant/blocks.h"
 #include "kernels/quant/fp16.h"
 
@@ -58,7 +59,7 @@ EVALD_AVX512_TARGET int32_t QuantizeBlockQ8_0Avx512(const float* x, int8_t* q, u
 }
 
 PackedActivations PackedActivationBuffer::Prepare(const float* x, int batch, int64_t cols,
-                                                  GgmlType type, Isa isa) {
+                                                  GgmlType type, Isa isa, ThreadPool* pool) {
   const int64_t blocks = cols / kQK;
   const size_t nb = static_cast<size_t>(batch * blocks);
   x_.resize(nb * kQK);
@@ -66,16 +67,25 @@ PackedActivations PackedActivationBuffer::Prepare(const float* x, int batch, int
   corrections_.resize(nb);
   const int32_t offset = PackedWeightOffset(type);
   const bool vector = isa == Isa::kAvx512Vnni;
-  for (int v = 0; v < batch; ++v) {
-    for (int64_t b = 0; b < blocks; ++b) {
-      const size_t i = static_cast<size_t>(b * batch + v);
-      uint16_t d;
-      const float* xb = x + v * cols + b * kQK;
-      const int32_t sum = vector ? QuantizeBlockQ8_0Avx512(xb, &x_[i * kQK], &d)
-                                 : QuantizeBlockScalar(xb, &x_[i * kQK], &d);
-      scales_[i] = Fp16ToFp32(d);
-      corrections_[i] = -offset * sum;
+  // Blocks [begin, end) of every vector: each block index owns its own entries.
+  auto quantize = [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      for (int v = 0; v < batch; ++v) {
+        const size_t i = static_cast<size_t>(b * batch + v);
+        uint16_t d;
+        const float* xb = x + v * cols + b * kQK;
+        const int32_t sum = vector ? QuantizeBlockQ8_0Avx512(xb, &x_[i * kQK], &d)
+                                   : QuantizeBlockScalar(xb, &x_[i * kQK], &d);
+        scales_[i] = Fp16ToFp32(d);
+        corrections_[i] = -offset * sum;
+      }
     }
+  };
+  // Worth splitting only for batches (one vector's blocks take a microsecond or two).
+  if (pool && batch > 1) {
+    pool->ParallelFor(blocks, quantize);
+  } else {
+    quantize(0, blocks);
   }
   return {batch, x_.data(), scales_.data(), corrections_.data()};
 }

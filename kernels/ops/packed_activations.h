@@ -12,6 +12,8 @@
 
 namespace evald::kernels {
 
+class ThreadPool;
+
 struct PackedActivations {
   int nv = 0;                            // vectors
   const int8_t* x = nullptr;             // block b of vector v: x + (b * nv + v) * 32
@@ -31,7 +33,9 @@ class PackedActivationBuffer {
   // of `type`. kAvx512Vnni uses the vector quantizer (bit-identical to QuantizeRowQ8_0 on
   // finite input); any other isa the scalar one. The result points into this buffer and stays
   // valid until the next Prepare.
-  PackedActivations Prepare(const float* x, int batch, int64_t cols, GgmlType type, Isa isa);
+  // pool (optional) splits the blocks across threads (the result is the same).
+  PackedActivations Prepare(const float* x, int batch, int64_t cols, GgmlType type, Isa isa,
+                            ThreadPool* pool = nullptr);
 
  private:
   std::vector<int8_t> x_;
