@@ -276,11 +276,7 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
 
 LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, int batch,
                            ThreadPool* pool)
-    : model_(model),
-      max_positions_(max_positions),
-      batch_(std::max(1, batch)),
-      pool_(pool),
-      matvec_(isa, pool) {
+    : model_(model), max_positions_(max_positions), batch_(std::max(1, batch)), matvec_(isa, pool) {
   const LlamaConfig& c = model.config();
   const size_t kv_dim = static_cast<size_t>(c.n_kv_heads * c.head_dim),
                b = static_cast<size_t>(std::max(batch_, kPrefillChunk));
@@ -386,7 +382,10 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, 
     // step are cached (a prefilled token attends to the ones before it in the chunk).
     const AttentionHead head{c.head_dim, kv_dim, scale, c.attn_softcap};
     auto attend = [&](int64_t begin, int64_t end) {
-      std::vector<float> scores(static_cast<size_t>(max_positions_));
+      // Scores scratch per thread (the pool's workers live as long as the generation).
+      thread_local std::vector<float> scores;
+      if (scores.size() < static_cast<size_t>(max_positions_))
+        scores.resize(static_cast<size_t>(max_positions_));
       for (int64_t i = begin; i < end; ++i) {
         const int s = static_cast<int>(i / c.n_heads), h = static_cast<int>(i % c.n_heads);
         const int p = pos_of(s);
@@ -399,8 +398,8 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, 
       }
     };
     const int64_t pairs = static_cast<int64_t>(count) * c.n_heads;
-    if (pool_) {
-      pool_->ParallelFor(pairs, attend);
+    if (ThreadPool* pool = matvec_.pool()) {
+      pool->ParallelFor(pairs, attend);
     } else {
       attend(0, pairs);
     }

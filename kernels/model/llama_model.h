@@ -108,8 +108,7 @@ class LlamaSession {
   const LlamaModel& model_;
   int max_positions_;
   int batch_;
-  ThreadPool* pool_;
-  MatVec matvec_;
+  MatVec matvec_;  // its pool (optional) also splits attention
   std::vector<float> x_, xb_, q_, k_, v_, attn_out_, h1_, h3_, logits_;
   std::vector<float> rope_angles_;              // cos, sin per rotated pair at the current position
   std::vector<float> key_cache_, value_cache_;  // [layer][sequence][pos][kv_dim]

@@ -14,6 +14,11 @@ namespace {
 
 #define EVALD_EXP_TARGET __attribute__((target("avx512f")))
 
+// The lanes of a 16-wide step that lie below n (all 16 but at the tail).
+inline __mmask16 TailMask(int64_t n) {
+  return n >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << n) - 1);
+}
+
 // e^x = 2^n e^r with n = round(x / ln 2) and |r| <= ln 2 / 2; e^r by its Taylor series to r^7
 // (the remainder, r^8 / 8!, is below 1e-8 relative); 2^n applied by vscalefps, which also
 // saturates to 0 and infinity outside the float range.
@@ -40,7 +45,7 @@ EVALD_EXP_TARGET inline __m512 Exp16(__m512 x) {
 EVALD_EXP_TARGET void GatedSiluAvx512(float* gate, const float* up, int64_t n) {
   const __m512 one = _mm512_set1_ps(1.0f);
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __mmask16 m = TailMask(n - i);
     const __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
     const __m512 e = Exp16(_mm512_sub_ps(_mm512_setzero_ps(), g));
     _mm512_mask_storeu_ps(
@@ -53,7 +58,7 @@ EVALD_EXP_TARGET void GatedSiluAvx512(float* gate, const float* up, int64_t n) {
 
 EVALD_EXP_TARGET void ExpAvx512(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = n - i >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __mmask16 m = TailMask(n - i);
     _mm512_mask_storeu_ps(y + i, m, Exp16(_mm512_maskz_loadu_ps(m, x + i)));
   }
 }

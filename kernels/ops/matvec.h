@@ -37,6 +37,7 @@ class MatVec {
   // arithmetic is exactly that of Apply.
   void ApplyBatch(const WeightMatrix& w, const float* x, int batch, float* y);
   Isa isa() const { return isa_; }
+  ThreadPool* pool() const { return pool_; }
 
  private:
   // Rows [begin, end) of W times each of the `batch` vectors.

@@ -18,7 +18,6 @@
 #include <immintrin.h>
 
 #include <array>
-#include <cstring>
 #include <utility>
 
 #include "kernels/ops/packed_matrix.h"
@@ -112,7 +111,8 @@ EVALD_PACKED_TARGET void GroupKernel(const PackedMatrix& w, const PackedActivati
 
 // One vector against G consecutive groups: G weight streams, group_bytes apart, read side by
 // side. One core keeps more memory requests in flight over several streams than over one.
-// Per row the arithmetic is GroupKernel<kQ4, 1>'s, so results are bit-identical.
+// Per row the arithmetic is the batched kernel's (the integer sums are exact in either order),
+// so a vector's results are bit-identical alone and in a batch.
 template <bool kQ4, int G>
 EVALD_PACKED_TARGET void SingleVectorKernel(const PackedMatrix& w, const PackedActivations& a,
                                             int64_t g, float* y) {
@@ -150,13 +150,14 @@ EVALD_PACKED_TARGET void SingleVectorKernel(const PackedMatrix& w, const PackedA
 
 using Kernel = void (*)(const PackedMatrix&, const PackedActivations&, int, int64_t, float*);
 
+// Widths 2..kMaxVectors (one vector goes to SingleVectorKernel): entry n - 2 for n vectors.
 template <bool kQ4, size_t... I>
 constexpr std::array<Kernel, sizeof...(I)> KernelTable(std::index_sequence<I...>) {
-  return {&GroupKernel<kQ4, static_cast<int>(I) + 1>...};
+  return {&GroupKernel<kQ4, static_cast<int>(I) + 2>...};
 }
 
-constexpr auto kQ8Kernels = KernelTable<false>(std::make_index_sequence<kMaxVectors>());
-constexpr auto kQ4Kernels = KernelTable<true>(std::make_index_sequence<kMaxVectors>());
+constexpr auto kQ8Kernels = KernelTable<false>(std::make_index_sequence<kMaxVectors - 1>());
+constexpr auto kQ4Kernels = KernelTable<true>(std::make_index_sequence<kMaxVectors - 1>());
 
 }  // namespace
 
@@ -173,14 +174,15 @@ void PackedMatVecAvx512Vnni(const PackedMatrix& w, const PackedActivations& a, i
       q4 ? SingleVectorKernel<true, 1>(w, a, g, y) : SingleVectorKernel<false, 1>(w, a, g, y);
     return;
   }
-  // Batches larger than the registers hold go in nearly equal chunks (20 = 10 + 10), each
-  // group's weights read from memory once and from cache for the other chunks.
+  // Batches larger than the registers hold go in nearly equal chunks (20 = 10 + 10; never
+  // fewer than 2 vectors each), each group's weights read from memory once and from cache for
+  // the other chunks.
   const auto& kernels = w.type() == GgmlType::kQ4_0 ? kQ4Kernels : kQ8Kernels;
   const int chunks = (nv + kMaxVectors - 1) / kMaxVectors;
   for (int64_t g = g_begin; g < g_end; ++g) {
     for (int c = 0, v0 = 0; c < chunks; ++c) {
       const int n = (nv - v0) / (chunks - c);
-      kernels[n - 1](w, a, v0, g, y);
+      kernels[n - 2](w, a, v0, g, y);
       v0 += n;
     }
   }
