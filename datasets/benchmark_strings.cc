@@ -16,16 +16,22 @@ const datasets::BenchmarkPrompts& BuiltinBenchmarkPrompts() {
     p->mutable_spec_to_rtl()->set_system_msg(
         "\nYou are a Verilog RTL designer that only writes code using correct Verilog syntax.\n");
     p->mutable_spec_to_rtl()->set_prompt_prefix("");
+    // sv-generate's prompt_rules_suffix: a blank line after the heading and between the rules.
     p->set_rules_suffix(
         "\nHere are some additional rules and coding conventions.\n"
+        "\n"
         " - Declare all ports and signals as logic; do not to use wire or reg.\n"
+        "\n"
         " - For combinational logic with an always block do not explicitly specify\n"
         "   the sensitivity list; instead use always @(*).\n"
+        "\n"
         " - All sized numeric constants must have a size greater than zero\n"
         "   (e.g, 0'b0 is not a valid expression).\n"
+        "\n"
         " - An always block must read at least one signal otherwise it will never\n"
         "   be executed; use an assign statement instead of an always block in\n"
         "   situations where there is no need to read any signals.\n"
+        "\n"
         " - if the module uses a synchronous reset signal, this means the reset\n"
         "   signal is sampled with respect to the clock. When implementing a\n"
         "   synchronous reset signal, do not include posedge reset in the\n"

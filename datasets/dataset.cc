@@ -18,6 +18,13 @@ constexpr size_t kMaxProblems = 100000;
 std::string Parent(const std::string& p) {
   return fs::path(p).parent_path().string();
 }
+
+// A file the benchmark's scripts read in Python's text mode (prompts, interfaces, examples).
+StatusOr<std::string> ReadTextFile(const std::string& path) {
+  auto raw = ReadFileBounded(path, kMaxProblemFileBytes);
+  if (!raw.ok()) return raw.status();
+  return py::TranslateNewlines(*raw);
+}
 }  // namespace
 
 bool IsValidProblemName(std::string_view name) {
@@ -75,7 +82,7 @@ StatusOr<Dataset> Dataset::Load(const std::string& path, Task task) {
     Problem p;
     p.name = name;
     std::string base = ds.folder_ + "/" + name;
-    auto prompt = ReadFileBounded(base + "_prompt.txt", kMaxProblemFileBytes);
+    auto prompt = ReadTextFile(base + "_prompt.txt");
     auto ref = ReadFileBounded(base + "_ref.sv", kMaxProblemFileBytes);
     auto test = ReadFileBounded(base + "_test.sv", kMaxProblemFileBytes);
     if (!prompt.ok()) return prompt.status().Annotate("problem " + name);
@@ -85,7 +92,7 @@ StatusOr<Dataset> Dataset::Load(const std::string& path, Task task) {
     p.reference = std::move(*ref);
     p.testbench = std::move(*test);
     if (IsRegularFile(base + "_ifc.txt")) {
-      auto ifc = ReadFileBounded(base + "_ifc.txt", kMaxProblemFileBytes);
+      auto ifc = ReadTextFile(base + "_ifc.txt");
       if (!ifc.ok()) return ifc.status().Annotate("problem " + name);
       p.interface = std::move(*ifc);
     } else if (task == Task::kCodeComplete) {
@@ -122,8 +129,7 @@ StatusOr<std::string> Dataset::IclPrefix(int shots) const {
   std::string file = "verilog-example-prefix_" + std::string(TaskName(task_)) + "_" +
                      std::to_string(shots) + "-shot.txt";
   for (const auto& dir : icl_dirs_) {
-    if (IsRegularFile(dir + "/" + file))
-      return ReadFileBounded(dir + "/" + file, kMaxProblemFileBytes);
+    if (IsRegularFile(dir + "/" + file)) return ReadTextFile(dir + "/" + file);
   }
   return Status::NotFound("in-context examples " + file + " not found beside " + folder_ +
                           " (looked in icl/ and scripts/)");

@@ -4,6 +4,11 @@
 
 namespace evald {
 
+const std::string& Prompt::SystemTurn() const {
+  static const std::string kNone;
+  return system_in_user ? kNone : system;
+}
+
 StatusOr<Prompt> BuildPrompt(const Dataset& dataset, const Problem& problem,
                              const PromptOptions& options) {
   if (options.shots < 0 || options.shots > 4)
@@ -11,6 +16,12 @@ StatusOr<Prompt> BuildPrompt(const Dataset& dataset, const Problem& problem,
   const auto& strings = dataset.prompts();
   Prompt out;
   std::string full;
+  if (options.system_in_prompt) {
+    full = (dataset.task() == Task::kCodeComplete ? strings.code_complete().system_msg()
+                                                  : strings.spec_to_rtl().system_msg()) +
+           "\n";
+    out.system_in_user = true;
+  }
   if (options.shots > 0) {
     auto prefix = dataset.IclPrefix(options.shots);
     if (!prefix.ok()) return prefix.status();

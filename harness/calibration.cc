@@ -1,6 +1,7 @@
 #include "harness/calibration.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "harness/failure_category.h"
 #include "harness/testbench_hardening.h"
@@ -17,6 +18,7 @@ Calibration CalibrateProblem(SandboxWorker& worker, SimulatorKind simulator,
   if (run_out) *run_out = std::move(run);
   cal.compile_seconds = v.compile_seconds;
   cal.simulate_seconds = v.simulate_seconds;
+  cal.simulate_cpu_seconds = v.simulate_cpu_seconds;
   cal.samples_checked = v.samples_checked;
   cal.testbench_timeout = v.testbench_timeout;
   cal.gradable = v.passed;
@@ -36,7 +38,10 @@ SimulatorLimits LimitsForProblem(const SimulatorLimits& base, const Calibration&
   if (fixed_simulate_timeout_ms) {
     l.simulate_timeout_ms = *fixed_simulate_timeout_ms;
   } else if (calibration.gradable) {
-    double derived_ms = calibration.simulate_seconds * 1000.0 * 20.0 + 2000.0;
+    // 20x the reference's CPU time + 2 s, in whole seconds: CPU time hardly moves with the
+    // machine's load, so neither does the limit (nor the verdict cache key built from it).
+    double derived_ms = calibration.simulate_cpu_seconds * 1000.0 * 20.0 + 2000.0;
+    derived_ms = std::ceil(derived_ms / 1000.0) * 1000.0;
     l.simulate_timeout_ms = static_cast<uint32_t>(
         std::clamp(derived_ms, 5000.0, static_cast<double>(base.simulate_timeout_ms)));
   }

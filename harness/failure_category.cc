@@ -1,8 +1,7 @@
 #include "harness/failure_category.h"
 
-#include <regex>
-
 #include "evald/common/py_text.h"
+#include "harness/result_line.h"
 
 namespace evald {
 
@@ -48,7 +47,6 @@ std::string_view CategoryDescription(char letter) {
 }
 
 char BenchmarkLogCategory(std::string_view log) {
-  static const std::regex kMismatch(R"(^Mismatches: (\d+) in \d+ samples$)");
   bool error_c = false, error_p = false, no_mismatch = false;
   for (auto line : py::SplitFileLines(log)) {
     auto has = [&](std::string_view needle) { return line.find(needle) != std::string_view::npos; };
@@ -63,9 +61,7 @@ char BenchmarkLogCategory(std::string_view log) {
     if (has("Unable to bind wire/reg")) error_p = true;
     if (has("Unable to bind wire/reg/memory `clk'")) return 'c';
     if (has("TIMEOUT")) return 'T';
-    std::match_results<std::string_view::const_iterator> m;
-    if (std::regex_match(line.begin(), line.end(), m, kMismatch) && m[1].str() == "0")
-      no_mismatch = true;
+    if (auto r = MatchResultLine(line); r && r->zero_mismatches) no_mismatch = true;
   }
   if (error_p) return 'p';
   if (error_c) return 'C';

@@ -2,12 +2,13 @@
 
 #include <signal.h>
 
-#include <regex>
+#include <cstdint>
 
 #include "evald/common/hash.h"
 #include "evald/common/py_text.h"
 #include "harness/failure_category.h"
 #include "harness/integrity_check.h"
+#include "harness/result_line.h"
 
 namespace evald {
 
@@ -23,28 +24,37 @@ struct ResultLines {
   int mismatches = -1;
   int samples = -1;
   bool tagged_timeout = false;
+  bool output_after_result = false;  // a line other than the simulator's own after the result
 };
 
+// Lines a simulator prints on its own after the testbench's final block.
+bool SimulatorTrailer(std::string_view line) {
+  return py::StartsWith(line, "- S i m u l a t i o n") || py::StartsWith(line, "- Verilator:");
+}
+
+int ClampToInt(int64_t v) {
+  return v < 0 || v > INT32_MAX ? -1 : static_cast<int>(v);
+}
+
 ResultLines ScanOutput(const std::string& output, const std::string& tag) {
-  static const std::regex kLine(R"(Mismatches:\s*(\d+)\s+in\s+(\d+)\s+samples)");
   ResultLines r;
+  const std::string prefix = tag + " ";
   for (auto line : py::SplitFileLines(output)) {
-    std::match_results<std::string_view::const_iterator> m;
-    bool is_tagged = py::StartsWith(line, tag + " ");
-    std::string_view body = is_tagged ? line.substr(tag.size() + 1) : line;
+    bool is_tagged = py::StartsWith(line, prefix);
+    std::string_view body = is_tagged ? line.substr(prefix.size()) : line;
+    if (r.tagged > 0 && !py::Strip(line).empty() && !SimulatorTrailer(line))
+      r.output_after_result = true;
     if (is_tagged && py::StartsWith(body, "TIMEOUT")) r.tagged_timeout = true;
-    if (!std::regex_search(body.begin(), body.end(), m, kLine)) continue;
+    auto counts = FindResultLine(body);
+    if (!counts) continue;
     if (!is_tagged) {
       ++r.untagged;
       continue;
     }
     ++r.tagged;
-    try {
-      r.mismatches = std::stoi(m[1].str());
-      r.samples = std::stoi(m[2].str());
-    } catch (...) {
-      r.mismatches = r.samples = -1;
-    }
+    r.output_after_result = false;  // judged from the last tagged line on
+    r.mismatches = ClampToInt(counts->mismatches);
+    r.samples = ClampToInt(counts->samples);
   }
   return r;
 }
@@ -74,10 +84,21 @@ bool NearMemoryLimit(const StepResult& step, uint64_t address_space) {
   return address_space > 0 && step.max_rss_kb() * 1024 >= address_space / 4 * 3;
 }
 
+std::string Times(const StepResult& step) {
+  return " (" + std::to_string(step.cpu_ms() / 1000.0).substr(0, 5) + " s CPU, " +
+         std::to_string(step.wall_ms() / 1000.0).substr(0, 5) + " s wall)";
+}
+
 // A step that ended for a reason other than its own exit: a sandbox limit or the wall clock.
 bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, const char* what,
                   Verdict* v) {
   bool failed = !(step.outcome() == StepResult::EXITED && step.exit_code() == 0);
+  if (failed && oom) {  // the cgroup's OOM killer acted during this job: L, whatever the status
+    v->category = category::kResourceLimit;
+    v->detail = std::string(what) + " was killed by the memory limit";
+    v->cacheable = false;
+    return true;
+  }
   const std::string& out = step.output();
   bool says_oom = out.find("std::bad_alloc") != std::string::npos ||
                   out.find("virtual memory exhausted") != std::string::npos ||
@@ -92,8 +113,10 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
   }
   switch (step.outcome()) {
     case StepResult::TIMED_OUT:
+      // The wall clock depends on what else runs: reported, never cached.
       v->category = category::kTimeout;
-      v->detail = std::string(what) + " exceeded its wall-clock limit";
+      v->detail = std::string(what) + " exceeded its wall-clock backstop" + Times(step);
+      v->cacheable = false;
       return true;
     case StepResult::OUTPUT_LIMIT:
       v->category = category::kResourceLimit;
@@ -102,13 +125,14 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
     case StepResult::SIGNALED:
       if (step.signal() == SIGXCPU) {
         v->category = category::kTimeout;
-        v->detail = std::string(what) + " exceeded its CPU-time limit";
+        v->detail = std::string(what) + " exceeded its CPU-time limit" + Times(step);
       } else if (step.signal() == SIGXFSZ) {
         v->category = category::kResourceLimit;
         v->detail = std::string(what) + " exceeded the file-size limit";
-      } else if (oom || step.signal() == SIGKILL) {
+      } else if (step.signal() == SIGKILL) {
         v->category = category::kResourceLimit;
-        v->detail = std::string(what) + " was killed by the memory limit";
+        v->detail = std::string(what) + " was killed (memory limit)";
+        v->cacheable = false;
       } else {
         return false;
       }
@@ -116,6 +140,7 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
     case StepResult::START_FAILED:
       v->category = category::kInternalError;
       v->detail = std::string(what) + " could not be started: " + step.output();
+      v->cacheable = false;
       return true;
     default:
       return false;
@@ -126,15 +151,56 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
 
 std::chrono::milliseconds JobDeadline(const SimulatorLimits& limits) {
   return std::chrono::milliseconds(static_cast<int64_t>(limits.compile_timeout_ms) +
-                                   limits.simulate_timeout_ms + 15000);
+                                   SimulateWallMs(limits) + 15000);
 }
+
+namespace {
+
+// Runs the simulator's preprocessor over the design in the sandbox and checks its output; on
+// success `*design_out` is the text to compile. False when the run stops here.
+bool PreprocessAndCheck(SandboxWorker& worker, SimulatorKind simulator,
+                        const SimulatorLimits& limits, const std::string& design, DesignRun* run,
+                        std::string* design_out) {
+  auto response =
+      worker.Run(BuildPreprocessJob(simulator, design, run->nonce, limits), JobDeadline(limits));
+  run->oom_killed = worker.last_job_oom_killed();
+  if (!response.ok()) {
+    run->status = response.status();
+    return false;
+  }
+  if (!response->error().empty() || response->steps_size() == 0) {
+    run->status = Status::Internal("sandbox: " + response->error());
+    return false;
+  }
+  run->ipc_objects_left += response->ipc_objects_removed();
+  run->preprocessed = true;
+  run->preprocess = response->steps(0);
+  const auto& step = run->preprocess;
+  if (step.outcome() != sandbox::StepResult::EXITED || step.exit_code() != 0) return false;
+  const std::string file = JobFileNames(run->nonce).preprocessed;
+  auto it = response->collected().find(file);
+  if (it == response->collected().end()) {
+    run->preprocessed_oversized = !response->collect_oversized().empty();
+    if (!run->preprocessed_oversized) run->status = Status::Internal("preprocessor wrote nothing");
+    return false;
+  }
+  run->integrity = CheckDesignIntegrity(it->second);
+  if (run->integrity.violation) {
+    run->integrity.reason = "after preprocessing, " + run->integrity.reason;
+    return false;
+  }
+  *design_out = it->second;
+  return true;
+}
+
+}  // namespace
 
 DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,
                     const Problem& problem, const std::string& design) {
   DesignRun run;
   run.limits = limits;
   run.nonce = RandomHex(8);
-  auto bench = HardenTestbench(problem.testbench, problem.reference, run.nonce);
+  auto bench = HardenTestbench(problem.testbench, problem.reference, run.nonce, RandomHex(16));
   if (!bench.ok()) {
     run.bench_status = bench.status();
     return run;
@@ -145,12 +211,19 @@ DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
                                      worker.layers().Describe() + ")");
     return run;
   }
-  auto response = worker.Run(BuildSimulationJob(simulator, *bench, design, run.nonce, limits),
+  // The text as written first (no tool runs for a design refused outright), then what the
+  // simulator's preprocessor makes of it, which is what gets compiled.
+  run.integrity = CheckDesignIntegrity(design);
+  if (run.integrity.violation) return run;
+  std::string compiled;
+  if (!PreprocessAndCheck(worker, simulator, limits, design, &run, &compiled)) return run;
+  auto response = worker.Run(BuildSimulationJob(simulator, *bench, compiled, run.nonce, limits),
                              JobDeadline(limits));
   run.oom_killed = worker.last_job_oom_killed();
   if (!response.ok()) {
     run.status = response.status();
   } else {
+    run.ipc_objects_left += response->ipc_objects_removed();
     run.response = std::move(*response);
   }
   return run;
@@ -163,30 +236,137 @@ Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
                      calibration);
 }
 
+namespace {
+
+// Verdicts decided before anything was compiled: testbench, sandbox, integrity, calibration,
+// preprocessor. True when `v` is final.
+bool ClassifyBeforeCompile(const DesignRun& run, SimulatorKind simulator,
+                           const Calibration* calibration, Verdict* v) {
+  if (!run.bench_status.ok()) {
+    v->category = category::kUngradable;
+    v->detail = run.bench_status.message();
+    return true;
+  }
+  if (!run.status.ok()) {
+    v->cacheable = false;
+    if (run.oom_killed) {
+      v->category = category::kResourceLimit;
+      v->detail = "killed by the sandbox memory limit";
+    } else {
+      v->category = category::kInternalError;
+      v->detail = run.status.ToString();
+    }
+    return true;
+  }
+  if (run.integrity.violation) {
+    v->category = category::kIntegrity;
+    v->detail = run.integrity.reason;
+    return true;
+  }
+  if (calibration != nullptr && !calibration->gradable) {
+    v->category = category::kUngradable;
+    v->detail = "problem cannot be graded with " + std::string(SimulatorName(simulator)) + ": " +
+                calibration->note;
+    return true;
+  }
+  if (run.preprocessed_oversized) {
+    v->category = category::kResourceLimit;
+    v->detail =
+        "the preprocessed design is over " + std::to_string(kMaxPreprocessedBytes) + " bytes";
+    return true;
+  }
+  const StepResult& pp = run.preprocess;
+  if (!run.preprocessed || (pp.outcome() == StepResult::EXITED && pp.exit_code() == 0))
+    return false;
+  v->log = Bound(py::ReplaceAll(pp.output(), "_" + run.nonce, ""));
+  v->benchmark = BenchmarkLogCategory(v->log);
+  if (LimitVerdict(pp, run.oom_killed, run.limits.compile_address_space, "preprocessing", v))
+    return true;
+  char c = BenchmarkLogCategory(v->log);
+  v->category = (c == '?' || c == '.' || c == 'T') ? category::kCompileOther : c;
+  v->detail = "preprocessing failed: " + FirstErrorLine(v->log);
+  return true;
+}
+
+// The verdict from the simulation's output once it compiled and ran.
+void ClassifySimulation(const DesignRun& run, const StepResult& sim, const std::string& design,
+                        const std::string& log, const Calibration* calibration, Verdict* v) {
+  ResultLines res = ScanOutput(sim.output(), run.tag);
+  v->mismatches = res.mismatches;
+  v->samples_checked = res.samples;
+  v->testbench_timeout = res.tagged_timeout;
+  if (res.untagged > 0 || res.tagged > 1) {
+    v->category = category::kIntegrity;
+    v->detail = "the output carries a result line the testbench did not print (forged result)";
+    return;
+  }
+  if (res.output_after_result) {
+    v->category = category::kIntegrity;
+    v->detail = "output after the testbench's result line (it must be the last)";
+    return;
+  }
+  if (sim.outcome() == StepResult::SIGNALED) {
+    v->category = category::kRuntimeMismatch;
+    v->detail = "simulator died with signal " + std::to_string(sim.signal());
+    return;
+  }
+  if (res.tagged == 0) {
+    v->category = category::kRuntimeMismatch;
+    v->detail = "simulation ended without the testbench's result line";
+    return;
+  }
+  if (sim.exit_code() != 0) {
+    v->category = category::kRuntimeMismatch;
+    v->detail = "simulator exited with status " + std::to_string(sim.exit_code());
+    return;
+  }
+  if (calibration == nullptr) {
+    // Grading the reference itself: it defines M and whether TIMEOUT is the testbench's.
+    v->passed = res.mismatches == 0;
+    v->category = v->passed ? category::kPass : category::kRuntimeMismatch;
+    v->detail = v->passed ? "reference passes its testbench"
+                          : "reference reports " + std::to_string(res.mismatches) + " mismatches";
+    return;
+  }
+  if (res.tagged_timeout && !calibration->testbench_timeout) {
+    v->category = category::kTimeout;
+    v->detail = "the testbench's TIMEOUT fired";
+    return;
+  }
+  if (res.mismatches != 0) {
+    char c = BenchmarkRuntimeCategory(design);
+    // An always block that never triggers explains the mismatches better than 'R'.
+    if (BenchmarkLogCategory(log) == category::kNoSensitivities) c = category::kNoSensitivities;
+    v->category = c;
+    v->detail = (res.mismatches < 0 ? std::string("too many") : std::to_string(res.mismatches)) +
+                " mismatches in " + std::to_string(res.samples) + " samples";
+    return;
+  }
+  if (res.samples != calibration->samples_checked) {
+    v->category = category::kRuntimeMismatch;
+    v->detail = "the testbench checked " + std::to_string(res.samples) +
+                " samples, the reference " + std::to_string(calibration->samples_checked) +
+                " (simulation ended early)";
+    return;
+  }
+  v->passed = true;
+  v->category = category::kPass;
+  v->detail =
+      res.tagged_timeout ? "pass (the testbench's TIMEOUT fires for the reference too)" : "pass";
+}
+
+}  // namespace
+
 Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::string& design,
                     const Calibration* calibration) {
   Verdict v;
-  if (!run.bench_status.ok()) {
-    v.category = category::kUngradable;
-    v.detail = run.bench_status.message();
-    return v;
-  }
-  if (!run.status.ok()) {
-    if (run.oom_killed) {
-      v.category = category::kResourceLimit;
-      v.detail = "killed by the sandbox memory limit";
-    } else {
-      v.category = category::kInternalError;
-      v.detail = run.status.ToString();
-    }
-    return v;
-  }
+  v.cacheable = run.ipc_objects_left == 0 && !run.oom_killed;
+  if (ClassifyBeforeCompile(run, simulator, calibration, &v)) return v;
   const std::string& nonce = run.nonce;
-  const sandbox::JobResponse* response = &run.response;
-  const bool oom = run.oom_killed;
-  const auto& steps = response->steps();
+  const auto& steps = run.response.steps();
   if (steps.empty()) {
     v.detail = "sandbox returned no step results";
+    v.cacheable = false;
     return v;
   }
   const StepResult& compile = steps[0];
@@ -199,21 +379,8 @@ Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::st
   v.benchmark = BenchmarkVerdict(log, design);
   v.compile_seconds = compile.wall_ms() / 1000.0;
 
-  auto integrity = CheckDesignIntegrity(design);
-  if (integrity.violation) {
-    v.category = category::kIntegrity;
-    v.detail = integrity.reason;
+  if (LimitVerdict(compile, run.oom_killed, run.limits.compile_address_space, "compilation", &v))
     return v;
-  }
-
-  if (calibration != nullptr && !calibration->gradable) {
-    v.category = category::kUngradable;
-    v.detail = "problem cannot be graded with " + std::string(SimulatorName(simulator)) + ": " +
-               calibration->note;
-    return v;
-  }
-
-  if (LimitVerdict(compile, oom, run.limits.compile_address_space, "compilation", &v)) return v;
   if (compile.outcome() != StepResult::EXITED || compile.exit_code() != 0 || steps.size() < 2) {
     char c = BenchmarkLogCategory(compile.output());
     if (c == '?' || c == '.' || c == 'T') c = category::kCompileOther;
@@ -222,67 +389,12 @@ Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::st
         "compile failed: " + py::ReplaceAll(FirstErrorLine(compile.output()), "_" + nonce, "");
     return v;
   }
-
   const StepResult& sim = steps[1];
   v.simulate_seconds = sim.wall_ms() / 1000.0;
-  if (LimitVerdict(sim, oom, run.limits.simulate_address_space, "simulation", &v)) return v;
-
-  ResultLines res = ScanOutput(sim.output(), run.tag);
-  v.mismatches = res.mismatches;
-  v.samples_checked = res.samples;
-  v.testbench_timeout = res.tagged_timeout;
-  if (res.untagged > 0 || res.tagged > 1) {
-    v.category = category::kIntegrity;
-    v.detail = "the output carries a result line the testbench did not print (forged result)";
+  v.simulate_cpu_seconds = sim.cpu_ms() / 1000.0;
+  if (LimitVerdict(sim, run.oom_killed, run.limits.simulate_address_space, "simulation", &v))
     return v;
-  }
-  if (sim.outcome() == StepResult::SIGNALED) {
-    v.category = category::kRuntimeMismatch;
-    v.detail = "simulator died with signal " + std::to_string(sim.signal());
-    return v;
-  }
-  if (res.tagged == 0) {
-    v.category = category::kRuntimeMismatch;
-    v.detail = "simulation ended without the testbench's result line";
-    return v;
-  }
-  if (sim.exit_code() != 0) {
-    v.category = category::kRuntimeMismatch;
-    v.detail = "simulator exited with status " + std::to_string(sim.exit_code());
-    return v;
-  }
-  if (calibration == nullptr) {
-    // Grading the reference itself: it defines M and whether TIMEOUT is the testbench's.
-    v.passed = res.mismatches == 0;
-    v.category = v.passed ? category::kPass : category::kRuntimeMismatch;
-    v.detail = v.passed ? "reference passes its testbench"
-                        : "reference reports " + std::to_string(res.mismatches) + " mismatches";
-    return v;
-  }
-  if (res.tagged_timeout && !calibration->testbench_timeout) {
-    v.category = category::kTimeout;
-    v.detail = "the testbench's TIMEOUT fired";
-    return v;
-  }
-  if (res.mismatches != 0) {
-    char c = BenchmarkRuntimeCategory(design);
-    // An always block that never triggers explains the mismatches better than 'R'.
-    if (BenchmarkLogCategory(log) == category::kNoSensitivities) c = category::kNoSensitivities;
-    v.category = c;
-    v.detail = std::to_string(res.mismatches) + " mismatches in " + std::to_string(res.samples) +
-               " samples";
-    return v;
-  }
-  if (res.samples != calibration->samples_checked) {
-    v.category = category::kRuntimeMismatch;
-    v.detail = "the testbench checked " + std::to_string(res.samples) + " samples, the reference " +
-               std::to_string(calibration->samples_checked) + " (simulation ended early)";
-    return v;
-  }
-  v.passed = true;
-  v.category = category::kPass;
-  v.detail =
-      res.tagged_timeout ? "pass (the testbench's TIMEOUT fires for the reference too)" : "pass";
+  ClassifySimulation(run, sim, design, log, calibration, &v);
   return v;
 }
 

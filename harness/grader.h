@@ -11,6 +11,7 @@
 #include <string>
 
 #include "datasets/dataset.h"
+#include "harness/integrity_check.h"
 #include "harness/simulator.h"
 #include "sandbox/sandbox_worker.h"
 
@@ -22,6 +23,7 @@ struct Calibration {
   int samples_checked = -1;
   bool testbench_timeout = false;
   double simulate_seconds = 0;
+  double simulate_cpu_seconds = 0;  // what the per-problem CPU-time limit is derived from
   double compile_seconds = 0;
   std::string note;
 };
@@ -36,18 +38,28 @@ struct Verdict {
   std::string detail;
   double compile_seconds = 0;
   double simulate_seconds = 0;
+  double simulate_cpu_seconds = 0;
   std::string log;  // compile + simulation output, tags removed, bounded
+  // False when the verdict may depend on something other than the design: a sandbox fault, a
+  // memory-limit kill (the cgroup is the worker's), the wall-clock backstop, state found left
+  // behind. Such verdicts are reported but never cached.
+  bool cacheable = true;
 };
 
 // The raw outcome of compiling and simulating one design: what the sandbox returned.
 struct DesignRun {
-  Status status;            // not ok: the sandbox could not run the job
-  bool oom_killed = false;  // the worker's cgroup recorded an OOM kill during the job
-  SimulatorLimits limits;   // what the job ran under
-  std::string nonce;
-  std::string tag;      // the result-line tag of the hardened testbench
-  Status bench_status;  // not ok: the testbench cannot be hardened (no result line)
-  sandbox::JobResponse response;
+  Status status;               // not ok: the sandbox could not run the job
+  bool oom_killed = false;     // the worker's cgroup recorded an OOM kill during the job
+  SimulatorLimits limits;      // what the job ran under
+  std::string nonce;           // names of scopes and files (the design may see it)
+  std::string tag;             // the result-line tag of the hardened testbench (it may not)
+  Status bench_status;         // not ok: the testbench cannot be hardened (no result line)
+  IntegrityFinding integrity;  // the design as written, then as preprocessed
+  bool preprocessed = false;   // the preprocessor ran (its step is `preprocess`)
+  bool preprocessed_oversized = false;
+  sandbox::StepResult preprocess;  // the simulator's preprocessor over the design alone
+  sandbox::JobResponse response;   // compile and simulate, when the checks let it run
+  int ipc_objects_left = 0;        // System V IPC objects the jobs left behind
 };
 
 DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,

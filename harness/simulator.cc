@@ -1,5 +1,7 @@
 #include "harness/simulator.h"
 
+#include <algorithm>
+
 namespace evald {
 
 StatusOr<SimulatorKind> ParseSimulator(std::string_view name) {
@@ -25,15 +27,27 @@ SimulatorLimits DefaultLimits(SimulatorKind kind) {
 
 JobFiles JobFileNames(const std::string& nonce) {
   return {"design_" + nonce + ".sv", "test_" + nonce + ".sv", "ref_" + nonce + ".sv",
-          "sim_" + nonce};
+          "sim_" + nonce, "design_" + nonce + ".pp.sv"};
+}
+
+uint32_t SimulateCpuSeconds(const SimulatorLimits& limits) {
+  return std::max<uint32_t>(1, (limits.simulate_timeout_ms + 999) / 1000);
+}
+
+uint32_t SimulateWallMs(const SimulatorLimits& limits) {
+  return SimulateCpuSeconds(limits) * 2000 + 20000;
 }
 
 namespace {
 sandbox::StepSpec Step(const SimulatorLimits& l, bool compile) {
   sandbox::StepSpec s;
-  uint32_t timeout = compile ? l.compile_timeout_ms : l.simulate_timeout_ms;
-  s.set_timeout_ms(timeout);
-  s.set_cpu_seconds(timeout / 1000 + 2);
+  if (compile) {
+    s.set_timeout_ms(l.compile_timeout_ms);
+    s.set_cpu_seconds(l.compile_timeout_ms / 1000 + 2);
+  } else {
+    s.set_timeout_ms(SimulateWallMs(l));
+    s.set_cpu_seconds(SimulateCpuSeconds(l));
+  }
   s.set_max_output_bytes(l.max_output_bytes);
   s.set_address_space_bytes(compile ? l.compile_address_space : l.simulate_address_space);
   s.set_file_size_bytes(l.file_size_bytes);
@@ -56,6 +70,8 @@ sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& 
   *compile = Step(limits, true);
   auto* run = job.add_steps();
   *run = Step(limits, false);
+  // The simulation finds only its compiled binary: not the sources (testbench, reference).
+  run->add_keep_only(kind == SimulatorKind::kIcarus ? f.binary : "obj/" + f.binary);
   if (kind == SimulatorKind::kIcarus) {
     // The benchmark's command line, with the renamed top.
     for (const std::string& a :
@@ -77,6 +93,30 @@ sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& 
       compile->add_argv(a);
     run->add_argv("./obj/" + f.binary);
   }
+  return job;
+}
+
+sandbox::JobRequest BuildPreprocessJob(SimulatorKind kind, const std::string& design,
+                                       const std::string& nonce, const SimulatorLimits& limits) {
+  sandbox::JobRequest job;
+  JobFiles f = JobFileNames(nonce);
+  (*job.mutable_files())[f.design] = design;  // alone: an `include finds nothing of the problem
+  auto* step = job.add_steps();
+  *step = Step(limits, true);
+  step->set_timeout_ms(std::min<uint32_t>(limits.compile_timeout_ms, 20000));
+  step->set_file_size_bytes(kMaxPreprocessedBytes + 1);
+  if (kind == SimulatorKind::kIcarus) {
+    for (const std::string& a : {std::string("iverilog"), std::string("-E"), std::string("-g2012"),
+                                 std::string("-o"), f.preprocessed, f.design})
+      step->add_argv(a);
+  } else {
+    // verilator -E writes to stdout, which also carries its messages; the file is clean.
+    step->add_argv("/bin/sh");
+    step->add_argv("-c");
+    step->add_argv("exec verilator -E " + f.design + " > " + f.preprocessed);
+  }
+  job.add_collect(f.preprocessed);
+  job.set_collect_max_bytes(kMaxPreprocessedBytes);
   return job;
 }
 

@@ -18,7 +18,10 @@ std::string_view SimulatorName(SimulatorKind kind);
 
 struct SimulatorLimits {
   uint32_t compile_timeout_ms = 30000;
-  uint32_t simulate_timeout_ms = 30000;  // the benchmark's own limit; narrowed per problem
+  // The simulation's limit is CPU time, so that a verdict does not depend on what else runs:
+  // the benchmark's own 30 s, narrowed per problem from the reference's CPU time. The wall
+  // clock is only a backstop for a step that waits without computing (SimulateWallMs).
+  uint32_t simulate_timeout_ms = 30000;
   uint64_t compile_address_space = 4ull << 30;
   uint64_t simulate_address_space = 2ull << 30;  // one real completion grew vvp to 8.7 GB
   uint64_t max_output_bytes = 1u << 20;
@@ -29,16 +32,30 @@ struct SimulatorLimits {
 
 SimulatorLimits DefaultLimits(SimulatorKind kind);
 
+// The simulation's CPU-time limit in whole seconds (RLIMIT_CPU's unit), and its wall-clock
+// backstop: twice that plus 20 s.
+uint32_t SimulateCpuSeconds(const SimulatorLimits& limits);
+uint32_t SimulateWallMs(const SimulatorLimits& limits);
+
 // Names of the files inside the scratch directory.
 struct JobFiles {
-  std::string design, testbench, reference, binary;
+  std::string design, testbench, reference, binary, preprocessed;
 };
 JobFiles JobFileNames(const std::string& nonce);
 
-// Step 0 compiles, step 1 simulates (stop on failure).
+// Step 0 compiles, step 1 simulates (stop on failure) with nothing but the binary beside it.
 sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& bench,
                                        const std::string& design, const std::string& nonce,
                                        const SimulatorLimits& limits);
+
+// The largest preprocessed design accepted (macro expansion can multiply a small file).
+inline constexpr uint64_t kMaxPreprocessedBytes = 2u << 20;
+
+// A job that runs the simulator's own preprocessor over the design alone and returns its output
+// (collected file JobFiles::preprocessed). What is checked and then compiled is that output, so
+// no macro can hide a construct from the check or carry into the testbench compiled after it.
+sandbox::JobRequest BuildPreprocessJob(SimulatorKind kind, const std::string& design,
+                                       const std::string& nonce, const SimulatorLimits& limits);
 
 // A job that prints the simulator's version.
 sandbox::JobRequest BuildVersionJob(SimulatorKind kind);

@@ -2,8 +2,10 @@
 //  - Every scope a design could reach by an upward hierarchical name (tb, stim1, good1,
 //    top_module1, stats1, stimulus_gen, RefModule) gets a random suffix the design cannot know
 //    when it is compiled: `good1.out` or `stats1.errors = 0` no longer resolve.
-//  - The testbench's result line and its TIMEOUT line carry a random tag. The grader accepts
-//    exactly one tagged result line and treats any untagged "Mismatches:" line as forgery.
+//  - The testbench's result line and its TIMEOUT line carry a tag made from a second secret,
+//    which appears in no name, file name or command line: nothing the design can observe while
+//    it runs (%m, the instance path) shows it. The grader accepts exactly one tagged result line,
+//    as the last line of the output, and treats any untagged "Mismatches:" line as forgery.
 // The transformation changes names and printed text only, never what the testbench checks.
 #pragma once
 
@@ -14,7 +16,7 @@
 namespace evald {
 
 struct HardenedBench {
-  std::string tag;        // "[evald-<nonce>]"
+  std::string tag;        // "[evald-<secret>]"
   std::string top;        // the renamed top module (`tb_<nonce>`)
   std::string testbench;  // rewritten NAME_test.sv
   std::string reference;  // rewritten NAME_ref.sv
@@ -22,8 +24,10 @@ struct HardenedBench {
 
 // Fails (Corruption) when the testbench does not print a "Mismatches:" result line, which the
 // grader needs.
+// `nonce` renames scopes and files (the design may learn it while running); `secret` makes the
+// tag (it must not).
 StatusOr<HardenedBench> HardenTestbench(const std::string& testbench, const std::string& reference,
-                                        const std::string& nonce);
+                                        const std::string& nonce, const std::string& secret);
 
 // The reference rewritten as a design (module RefModule -> module TopModule), for calibration.
 std::string ReferenceAsDesign(const std::string& reference);

@@ -40,25 +40,16 @@ std::vector<VerilogToken> TokenizeVerilog(std::string_view s) {
     }
     int start_line = line;
     if (c == '"') {
-      std::string body;
       size_t j = i + 1;
-      while (j < s.size() && s[j] != '"') {
-        if (s[j] == '\\' && j + 1 < s.size()) {
-          body += s[j];
-          ++j;
-        }
-        body += s[j];
-        ++j;
-      }
+      while (j < s.size() && s[j] != '"') j += (s[j] == '\\' && j + 1 < s.size()) ? 2 : 1;
+      out.push_back({VerilogToken::Kind::kString, s.substr(i + 1, j - i - 1), start_line});
       advance(j + 1);
-      out.push_back({VerilogToken::Kind::kString, std::move(body), start_line});
       continue;
     }
     if (c == '\\') {  // escaped identifier: up to white space
       size_t j = i + 1;
       while (j < s.size() && !IsSpace(s[j])) ++j;
-      out.push_back(
-          {VerilogToken::Kind::kIdentifier, std::string(s.substr(i + 1, j - i - 1)), start_line});
+      out.push_back({VerilogToken::Kind::kIdentifier, s.substr(i + 1, j - i - 1), start_line});
       advance(j);
       continue;
     }
@@ -68,19 +59,19 @@ std::vector<VerilogToken> TokenizeVerilog(std::string_view s) {
       auto kind = c == '$'   ? VerilogToken::Kind::kSystemName
                   : c == '`' ? VerilogToken::Kind::kDirective
                              : VerilogToken::Kind::kIdentifier;
-      std::string text(s.substr(c == '`' ? i + 1 : i, j - (c == '`' ? i + 1 : i)));
-      out.push_back({kind, std::move(text), start_line});
+      size_t from = c == '`' ? i + 1 : i;
+      out.push_back({kind, s.substr(from, j - from), start_line});
       advance(j);
       continue;
     }
     if (c >= '0' && c <= '9') {
       size_t j = i + 1;
       while (j < s.size() && (IsIdentChar(s[j]) || s[j] == '\'')) ++j;
-      out.push_back({VerilogToken::Kind::kNumber, std::string(s.substr(i, j - i)), start_line});
+      out.push_back({VerilogToken::Kind::kNumber, s.substr(i, j - i), start_line});
       advance(j);
       continue;
     }
-    out.push_back({VerilogToken::Kind::kPunct, std::string(1, c), start_line});
+    out.push_back({VerilogToken::Kind::kPunct, s.substr(i, 1), start_line});
     advance(i + 1);
   }
   return out;

@@ -95,12 +95,16 @@ TEST_P(HostileCorpus, ContainedAndGradedAsFailure) {
     ++ran;
     Verdict v = GradeDesign(worker, sim, limits, *problem, c.code, &cal);
     std::printf("  %-24s %c  %s\n", c.name.c_str(), v.category, v.detail.c_str());
-    EXPECT_FALSE(v.passed) << c.name;
+    if (!c.expect.count('.')) {  // '.': a right design that attacks the grader, not the verdict
+      EXPECT_FALSE(v.passed) << c.name;
+    }
     EXPECT_TRUE(c.expect.count(v.category))
         << c.name << ": got '" << v.category << "' (" << v.detail << ")\n"
         << v.log.substr(0, 2000);
-    if (sim == SimulatorKind::kVerilator && !c.verilator_proof.empty()) {
+    if (sim == SimulatorKind::kVerilator && !c.verilator_proof.empty() &&
+        v.category != category::kIntegrity) {
       // The attack really executed (inside the sandbox): containment, not luck, kept it in.
+      // (Refused by the static check, it never runs; tests/sandbox_test covers containment.)
       EXPECT_NE(v.log.find(c.verilator_proof), std::string::npos) << c.name << "\n" << v.log;
     }
     EXPECT_EQ(v.log.find(secret), std::string::npos) << c.name << " leaked a host file";

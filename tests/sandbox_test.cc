@@ -98,6 +98,68 @@ TEST_F(SandboxTest, HostFilesAreInvisible) {
   EXPECT_NE(r.output().find("end"), std::string::npos);
 }
 
+// Host facts a design could print into a report: none are visible.
+TEST_F(SandboxTest, HostFactsAreHidden) {
+  if (!Full()) GTEST_SKIP() << worker_->layers().Describe();
+  auto r =
+      Sh("echo cmdline=[$(cat /proc/cmdline)]; echo boot=[$(cat "
+         "/proc/sys/kernel/random/boot_id)]; echo host=[$(cat /proc/sys/kernel/hostname)]; "
+         "echo cgroup-paths=[$(grep -cv ':/$' /proc/self/cgroup)]");
+  EXPECT_NE(r.output().find("cmdline=[]"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("boot=[]"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("host=[evald-sandbox]"), std::string::npos) << r.output();
+  EXPECT_NE(r.output().find("cgroup-paths=[0]"), std::string::npos) << r.output();  // all "/"
+}
+
+// System V shared memory outlived a job and filled the worker's memory cgroup for the samples
+// after it. Creating it is refused; whatever a job still leaves is removed and counted.
+TEST_F(SandboxTest, NoIpcObjectOutlivesAJob) {
+  if (!Full()) GTEST_SKIP() << worker_->layers().Describe();
+  const std::string make_shm =
+      "my $id = shmget(0, 1 << 20, 0600 | 01000); print defined $id ? \"made\\n\" : "
+      "\"refused\\n\";";
+  JobRequest job;
+  auto* step = job.add_steps();
+  for (const char* a : {"perl", "-e"}) step->add_argv(a);
+  step->add_argv(make_shm);
+  step->set_timeout_ms(10000);
+  step->set_cpu_seconds(10);
+  auto r = worker_->Run(job, 60s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->steps_size(), 1);
+  EXPECT_NE(r->steps(0).output().find("refused"), std::string::npos) << r->steps(0).output();
+  EXPECT_EQ(r->ipc_objects_removed(), 0);
+  auto ls = Sh("cat /proc/sysvipc/shm | wc -l");
+  EXPECT_NE(ls.output().find("1"), std::string::npos) << ls.output();  // the header line only
+}
+
+// A simulation step finds only what it is told to keep: not the sources it was compiled from.
+TEST_F(SandboxTest, KeepOnlyHidesTheSourcesFromALaterStep) {
+  JobRequest job;
+  (*job.mutable_files())["test_x.sv"] = "secret testbench";
+  (*job.mutable_files())["ref_x.sv"] = "secret reference";
+  auto* build = job.add_steps();
+  for (const char* a : {"sh", "-c", "mkdir obj && echo compiled > obj/sim && echo c > obj/x.cpp"})
+    build->add_argv(a);
+  build->set_timeout_ms(10000);
+  auto* run = job.add_steps();
+  for (const char* a : {"sh", "-c", "ls -a . obj; cat test_x.sv ref_x.sv; cat obj/sim"})
+    run->add_argv(a);
+  run->set_timeout_ms(10000);
+  run->add_keep_only("obj/sim");
+  job.add_collect("nothing-here");
+  job.set_collect_max_bytes(100);
+  auto r = worker_->Run(job, 60s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->steps_size(), 2);
+  const std::string& out = r->steps(1).output();
+  EXPECT_EQ(out.find("secret reference"), std::string::npos) << out;
+  EXPECT_EQ(out.find("x.cpp"), std::string::npos) << out;
+  EXPECT_EQ(out.find("secret testbench"), std::string::npos) << out;
+  EXPECT_NE(out.find("compiled"), std::string::npos) << out;  // kept: obj/sim
+  EXPECT_TRUE(r->collected().empty());
+}
+
 TEST_F(SandboxTest, WritesOutsideTheScratchDirectoryFail) {
   std::string marker = "/tmp/evald-sandbox-marker-" + std::to_string(::getpid());
   ::unlink(marker.c_str());

@@ -13,10 +13,11 @@ const char* kBench =
     "  initial begin #1000000 $display(\"TIMEOUT\"); $finish(); end\nendmodule\n";
 
 TEST(Hardening, RenamesScopesAndTagsResultLines) {
-  auto h = HardenTestbench(kBench, "module RefModule(output x); endmodule", "abc123");
+  auto h = HardenTestbench(kBench, "module RefModule(output x); endmodule", "abc123", "5ec2e7");
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->top, "tb_abc123");
-  EXPECT_EQ(h->tag, "[evald-abc123]");
+  EXPECT_EQ(h->tag, "[evald-5ec2e7]");
+  EXPECT_EQ(h->top.find("5ec2e7"), std::string::npos);  // names carry the nonce, never the secret
   const std::string& tb = h->testbench;
   EXPECT_NE(tb.find("module tb_abc123()"), std::string::npos);
   EXPECT_NE(tb.find("stats stats1_abc123;"), std::string::npos);
@@ -24,13 +25,13 @@ TEST(Hardening, RenamesScopesAndTagsResultLines) {
   EXPECT_NE(tb.find("TopModule top_module1_abc123"),
             std::string::npos);                             // the design keeps its name
   EXPECT_NE(tb.find("wire tb_match;"), std::string::npos);  // whole words only
-  EXPECT_NE(tb.find("\"[evald-abc123] Mismatches: %1d"), std::string::npos);
-  EXPECT_NE(tb.find("$display(\"[evald-abc123] TIMEOUT\")"), std::string::npos);
+  EXPECT_NE(tb.find("\"[evald-5ec2e7] Mismatches: %1d"), std::string::npos);
+  EXPECT_NE(tb.find("$display(\"[evald-5ec2e7] TIMEOUT\")"), std::string::npos);
   EXPECT_EQ(h->reference, "module RefModule_abc123(output x); endmodule");
 }
 
 TEST(Hardening, RequiresAResultLine) {
-  EXPECT_FALSE(HardenTestbench("module tb(); endmodule", "", "n").ok());
+  EXPECT_FALSE(HardenTestbench("module tb(); endmodule", "", "n", "s").ok());
 }
 
 TEST(Hardening, ReferenceAsDesign) {

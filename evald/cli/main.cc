@@ -120,6 +120,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 4));
   prompts->add_flag("--rules", prompt_opts.rules, "add the benchmark's rules (spec-to-rtl)");
   prompts->add_flag("--explain", prompt_opts.explain, "allow explanations (no [BEGIN]/[DONE])");
+  prompts->add_flag("--system-in-prompt", prompt_opts.system_in_prompt,
+                    "put the system message in front of the prompt (models without a system role)");
   prompts->add_option("--problem", prompts_problem, "only this problem");
 
   std::function<int()> run;

@@ -46,7 +46,7 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
     int n = 0, top_k = -1, max_tokens = 1024, shots = 0, jobs = 2, decode_threads = 1, attempts = 4;
     double temperature = 0, top_p = 0, min_p = 0, timeout_s = 600;
     int64_t seed = 0;
-    bool rules = false, explain = false, no_stream = false;
+    bool rules = false, explain = false, system_in_prompt = false, no_stream = false;
     std::string data, json_out;
   };
   auto f = std::make_shared<Flags>();
@@ -85,6 +85,8 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--shots", f->shots, "in-context examples 0..4")->check(CLI::Range(0, 4));
   cmd->add_flag("--rules", f->rules, "add the benchmark's coding rules to the prompt");
   cmd->add_flag("--explain", f->explain, "allow explanations (no [BEGIN]/[DONE] instruction)");
+  cmd->add_flag("--system-in-prompt", f->system_in_prompt,
+                "system message in front of the prompt, none sent apart (no system role)");
   cmd->add_option("--k", f->k, "pass@k to report, e.g. 1,5");
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes in parallel")->check(CLI::Range(1, 256));
   cmd->add_option("--decode-threads", f->decode_threads, "threads of the decoding core")
@@ -155,6 +157,7 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
       spec.mutable_prompt()->set_shots(f->shots);
       spec.mutable_prompt()->set_rules(f->rules);
       spec.mutable_prompt()->set_explain(f->explain);
+      spec.mutable_prompt()->set_system_in_prompt(f->system_in_prompt);
       auto* s = spec.mutable_sampling();
       s->set_preset(f->preset);
       s->set_n(f->n);

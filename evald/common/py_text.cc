@@ -112,6 +112,20 @@ std::vector<std::string_view> SplitFileLines(std::string_view text) {
   return lines;
 }
 
+std::string TranslateNewlines(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\r') {
+      out.push_back(text[i]);
+      continue;
+    }
+    out.push_back('\n');
+    if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
+  }
+  return out;
+}
+
 std::string_view LStrip(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {

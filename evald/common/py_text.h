@@ -17,6 +17,11 @@ std::vector<std::string_view> SplitLines(std::string_view text);
 // \n, \r\n and \r end a line), without the line ends.
 std::vector<std::string_view> SplitFileLines(std::string_view text);
 
+// The text Python's open() in text mode returns (universal newlines): every "\r\n" and every
+// lone "\r" becomes "\n". verilog-eval reads its prompt, interface and example files that way,
+// so a checkout with CRLF line endings must give the same prompts.
+std::string TranslateNewlines(std::string_view text);
+
 // str.strip() / lstrip() / rstrip() with no arguments (Unicode whitespace).
 std::string_view Strip(std::string_view s);
 std::string_view LStrip(std::string_view s);

@@ -40,6 +40,7 @@ v1::ProblemCalibration CalibrationProto(const std::string& name, const Calibrati
   p.set_samples_checked(c.samples_checked);
   p.set_testbench_timeout(c.testbench_timeout);
   p.set_simulate_seconds(c.simulate_seconds);
+  p.set_simulate_cpu_seconds(c.simulate_cpu_seconds);
   p.set_compile_seconds(c.compile_seconds);
   p.set_note(c.note);
   p.set_reference_verdict(std::string(1, verdict));
@@ -52,6 +53,7 @@ Calibration CalibrationFromProto(const v1::ProblemCalibration& p) {
   c.samples_checked = p.samples_checked();
   c.testbench_timeout = p.testbench_timeout();
   c.simulate_seconds = p.simulate_seconds();
+  c.simulate_cpu_seconds = p.simulate_cpu_seconds();
   c.compile_seconds = p.compile_seconds();
   c.note = p.note();
   return c;
@@ -303,9 +305,12 @@ StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& sam
       CalibrateWithCache(pool, options.simulator, base, version, used_problems, options.store);
   auto& calibration = cals.calibration;
   auto& reference_runs = cals.reference_runs;
-  for (const Problem* p : used_problems)
-    *report.add_calibration() =
-        CalibrationProto(p->name, calibration[p->name], cals.letters[p->name]);
+  for (const Problem* p : used_problems) {
+    auto* c = report.add_calibration();
+    *c = CalibrationProto(p->name, calibration[p->name], cals.letters[p->name]);
+    c->set_simulate_limit_s(SimulateCpuSeconds(
+        LimitsForProblem(base, calibration[p->name], options.simulate_timeout_ms)));
+  }
 
   // 4. One simulation per distinct (problem, code).
   std::map<std::string, size_t> first_of_key;
@@ -330,7 +335,8 @@ StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& sam
     if (ref_run != reference_runs.end() && p.code == ReferenceAsDesign(problem->reference)) {
       verdicts[i] =
           ClassifyRun(ref_run->second, options.simulator, p.code, &calibration[problem->name]);
-      if (options.store && verdicts[i].category != category::kInternalError)
+      if (options.store && verdicts[i].cacheable &&
+          verdicts[i].category != category::kInternalError)
         (void)options.store->StoreVerdict(cache_keys[i], VerdictFields(verdicts[i]));
       continue;
     }
@@ -348,7 +354,8 @@ StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& sam
       const Calibration& cal = calibration[problem->name];
       SimulatorLimits limits = LimitsForProblem(base, cal, options.simulate_timeout_ms);
       verdicts[i] = GradeDesign(w, options.simulator, limits, *problem, p.code, &cal);
-      if (options.store && verdicts[i].category != category::kInternalError)
+      if (options.store && verdicts[i].cacheable &&
+          verdicts[i].category != category::kInternalError)
         (void)options.store->StoreVerdict(cache_keys[i], VerdictFields(verdicts[i]));
       int d = ++done;
       if (options.progress) options.progress(d, total);

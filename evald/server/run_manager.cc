@@ -52,6 +52,7 @@ PromptOptions PromptOptionsOf(const v1::RunSpec& spec) {
   o.shots = spec.prompt().shots();
   o.rules = spec.prompt().rules();
   o.explain = spec.prompt().explain();
+  o.system_in_prompt = spec.prompt().system_in_prompt();
   return o;
 }
 
@@ -456,6 +457,7 @@ StatusOr<v1::EvalReport> RunManager::Report(const std::string& run_id) const {
   for (const auto& e : run->input_errors()) *report.add_input_errors() = e;
   report.set_sandbox_layers(run->sandbox_layers());
   if (run->has_serving()) *report.mutable_serving() = run->serving();
+  if (!run->spec().checkpoint_id().empty()) *report.mutable_prompt() = run->spec().prompt();
   Status st =
       store_->Scan(Family::kSamples, run_id + "/", [&](std::string_view, std::string_view value) {
         v1::StoredSample s;
@@ -580,7 +582,7 @@ void RunManager::Execute(const std::string& run_id) {
           ++counters_.sandbox_failures;
           return;  // left ungraded: a resumed run tries it again
         }
-        (void)store_->StoreVerdict(key, VerdictFields(v));
+        if (v.cacheable) (void)store_->StoreVerdict(key, VerdictFields(v));
       }
       s->mutable_result()->MergeFrom(VerdictFields(v));
       s->set_graded(true);
@@ -615,7 +617,7 @@ void RunManager::Execute(const std::string& run_id) {
     const int per_request = std::max(1, backend->MaxSamplesPerRequest());
     auto record_key = [&](const v1::StoredSample& s) {
       const Prompt& p = prompts[s.problem()];
-      return GenerationKey(checkpoint.id() + "|" + backend->Kind(), p.system, p.user, sp,
+      return GenerationKey(checkpoint.id() + "|" + backend->Kind(), p.SystemTurn(), p.user, sp,
                            sp.seed() + s.index(), s.index());
     };
     // A generated sample: extracted, stored with its generation record and the run's progress
@@ -635,7 +637,7 @@ void RunManager::Execute(const std::string& run_id) {
       if (!from_cache) {
         const Prompt& p = prompts[s->problem()];
         rec.set_checkpoint_id(checkpoint.id());
-        rec.set_system(p.system);
+        rec.set_system(p.SystemTurn());
         rec.set_prompt(p.user);
         *rec.mutable_sampling() = sp;
         rec.set_seed(sp.seed() + s->index());
@@ -685,7 +687,7 @@ void RunManager::Execute(const std::string& run_id) {
       r.first_index = first->index();
       r.n = static_cast<int>(j - i);
       r.seed = static_cast<uint32_t>(sp.seed() + first->index());
-      r.system = prompts[first->problem()].system;
+      r.system = prompts[first->problem()].SystemTurn();
       r.user = prompts[first->problem()].user;
       r.sampling = settings;
       requests.push_back(std::move(r));

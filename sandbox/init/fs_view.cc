@@ -117,8 +117,18 @@ std::string BuildFsView(const std::vector<std::string>& extra_readonly, bool mou
   std::string proc = std::string(kNewRoot) + "/proc";
   if (::mkdir(proc.c_str(), 0555) != 0) return Errno("mkdir /proc");
   if (mount_proc) {
-    if (::mount("proc", proc.c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0)
+    if (::mount("proc", proc.c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0) {
       *proc_mounted = true;
+      // The host's boot parameters and identity are not the design's business: an empty file
+      // over each (a failed mask fails the sandbox rather than leaving the fact readable).
+      for (const char* masked : {"/cmdline", "/sys/kernel/random/boot_id", "/bootconfig"}) {
+        std::string target = proc + masked;
+        struct stat st {};
+        if (::stat(target.c_str(), &st) != 0) continue;
+        if (::mount("/dev/null", target.c_str(), nullptr, MS_BIND, nullptr) != 0)
+          return Errno("mask " + target);
+      }
+    }
   }
   std::string work = std::string(kNewRoot) + kScratchDir;
   if (::mkdir(work.c_str(), 0755) != 0) return Errno("mkdir /work");

@@ -5,8 +5,13 @@
 // run one after another under the unprivileged uid, every leftover process killed, the scratch
 // discarded. This process is trusted code; only the steps it starts run untrusted programs.
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
 #include <sys/prctl.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -68,6 +73,83 @@ std::string MakeWritableDir(const std::string& path, uint32_t uid, uint32_t gid)
   return "";
 }
 
+// Removes everything under `dir` except the relative paths in `keep` (and the folders leading to
+// them) and the steps' temporary folder. Runs as the init, which owns the scratch directory.
+void KeepOnly(const std::string& dir, const google::protobuf::RepeatedPtrField<std::string>& keep,
+              const std::string& prefix = "") {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::string rel = prefix + entry.path().filename().string();
+    if (prefix.empty() && rel == ".tmp") continue;
+    bool kept = false, leads_to_kept = false;
+    for (const auto& k : keep) {
+      kept = kept || k == rel;
+      leads_to_kept = leads_to_kept || k.rfind(rel + "/", 0) == 0;
+    }
+    if (kept) continue;
+    if (leads_to_kept && entry.is_directory(ec) && !entry.is_symlink(ec)) {
+      KeepOnly(entry.path().string(), keep, rel + "/");
+      continue;
+    }
+    std::filesystem::remove_all(entry.path(), ec);  // does not follow symbolic links
+  }
+}
+
+// Reads a file a step wrote, refusing links and anything but a regular file.
+bool ReadCollected(const std::string& path, uint64_t max_bytes, std::string* out, bool* oversized) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (ok && static_cast<uint64_t>(st.st_size) > max_bytes) {
+    *oversized = true;
+    ok = false;
+  }
+  char buf[65536];
+  while (ok) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out->append(buf, static_cast<size_t>(n));
+    if (out->size() > max_bytes) {
+      *oversized = true;
+      ok = false;
+    }
+  }
+  ::close(fd);
+  return ok;
+}
+
+// Removes every System V IPC object of the sandbox's IPC namespace, so that nothing a job
+// created (shared memory counts against the worker's memory limit) outlives it. Seccomp already
+// refuses the calls that create them; this holds where seccomp is unavailable. Returns how many
+// objects were found.
+int RemoveIpcObjects() {
+  int removed = 0;
+  shm_info shm_usage{};
+  int max_index = ::shmctl(0, SHM_INFO, reinterpret_cast<shmid_ds*>(&shm_usage));
+  for (int i = 0; i <= max_index; ++i) {
+    shmid_ds ds{};
+    int id = ::shmctl(i, SHM_STAT, &ds);
+    if (id >= 0 && ::shmctl(id, IPC_RMID, nullptr) == 0) ++removed;
+  }
+  msginfo msg_usage{};
+  max_index = ::msgctl(0, MSG_INFO, reinterpret_cast<msqid_ds*>(&msg_usage));
+  for (int i = 0; i <= max_index; ++i) {
+    msqid_ds ds{};
+    int id = ::msgctl(i, MSG_STAT, &ds);
+    if (id >= 0 && ::msgctl(id, IPC_RMID, nullptr) == 0) ++removed;
+  }
+  seminfo sem_usage{};
+  max_index = ::semctl(0, 0, SEM_INFO, &sem_usage);
+  for (int i = 0; i <= max_index; ++i) {
+    semid_ds ds{};
+    int id = ::semctl(i, 0, SEM_STAT, &ds);
+    if (id >= 0 && ::semctl(id, 0, IPC_RMID) == 0) ++removed;
+  }
+  return removed;
+}
+
 class Init {
  public:
   int Main() {
@@ -75,6 +157,10 @@ class Init {
     ::syscall(SYS_close_range, 5U, ~0U, 0U);
     if (!ReadFrame(kRequestFd, &config_).ok()) return 2;
     SandboxReady ready;
+    // Host facts stay outside: our own host name (UTS namespace) and cgroup root (the host
+    // joined us to the worker's cgroup before sending the config, so it becomes our "/").
+    (void)::sethostname("evald-sandbox", 13);
+    (void)::unshare(CLONE_NEWCGROUP);
     if (config_.build_fs_view()) {
       bool proc = false;
       std::string err =
@@ -158,13 +244,16 @@ class Init {
       response.set_error(err);
     } else {
       for (const auto& step : request.steps()) {
+        if (step.keep_only_size() > 0) KeepOnly(dir, step.keep_only());
         StepResult r = RunStep(step, ctx_);
         bool ok = r.outcome() == StepResult::EXITED && r.exit_code() == 0;
         *response.add_steps() = std::move(r);
         if (!ok && request.stop_on_failure()) break;
       }
+      Collect(request, dir, &response);
     }
     KillLeftovers(ctx_, 0);
+    response.set_ipc_objects_removed(RemoveIpcObjects());
     if (config_.build_fs_view()) {
       UnmountScratch();
     } else {
@@ -172,6 +261,19 @@ class Init {
       std::filesystem::remove_all(dir, ec);  // does not follow symbolic links
     }
     return response;
+  }
+
+  static void Collect(const JobRequest& request, const std::string& dir, JobResponse* response) {
+    for (const auto& name : request.collect()) {
+      if (!ValidFileName(name)) continue;
+      std::string data;
+      bool oversized = false;
+      if (ReadCollected(dir + "/" + name, request.collect_max_bytes(), &data, &oversized)) {
+        (*response->mutable_collected())[name] = std::move(data);
+      } else if (oversized) {
+        response->add_collect_oversized(name);
+      }
+    }
   }
 
   SandboxConfig config_;

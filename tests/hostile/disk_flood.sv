@@ -1,4 +1,4 @@
-// expect: L T
+// expect: I L T
 module TopModule (
   input a,
   input b,

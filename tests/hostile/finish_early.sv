@@ -1,4 +1,4 @@
-// expect: R
+// expect: I
 // Correct logic, but ends the simulation before the testbench has checked anything.
 module TopModule (
   input a,

@@ -1,4 +1,4 @@
-// expect: R
+// expect: I
 // Tries to read host files and print them into the log.
 module TopModule (
   input a,

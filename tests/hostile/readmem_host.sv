@@ -1,4 +1,4 @@
-// expect: R
+// expect: I
 module TopModule (
   input a,
   input b,

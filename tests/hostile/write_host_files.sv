@@ -1,4 +1,4 @@
-// expect: R
+// expect: I
 // Tries to write files on the host.
 module TopModule (
   input a,
