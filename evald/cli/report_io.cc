@@ -3,6 +3,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include "evald/common/file_io.h"
+#include "evald/common/numbers.h"
 
 namespace evald {
 
@@ -13,15 +14,11 @@ StatusOr<std::vector<int>> ParseKList(const std::string& text) {
     size_t end = text.find(',', start);
     std::string item =
         text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    try {
-      size_t used = 0;
-      int k = std::stoi(item, &used);
-      if (used != item.size() || k < 1) throw std::invalid_argument(item);
-      ks.push_back(k);
-    } catch (...) {
-      return Status::InvalidArgument("--k expects positive integers separated by commas, got '" +
-                                     text + "'");
-    }
+    auto k = ParseInt(item, 1, 1000000);
+    if (!k)
+      return Status::InvalidArgument(
+          "--k expects integers from 1 to 1000000 separated by commas, got '" + text + "'");
+    ks.push_back(static_cast<int>(*k));
     if (end == std::string::npos) break;
     start = end + 1;
   }

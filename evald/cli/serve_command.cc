@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "evald/common/file_io.h"
+#include "evald/common/numbers.h"
 #include "evald/leaderboard/leaderboard.h"
 #include "evald/server/api.h"
 #include "evald/server/http_server.h"
@@ -82,13 +83,9 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
         return Fail(Status::InvalidArgument("--listen expects ADDR:PORT"));
       HttpServerOptions http_opts;
       http_opts.address = f->listen.substr(0, colon);
-      try {
-        int port = std::stoi(f->listen.substr(colon + 1));
-        if (port < 0 || port > 65535) throw std::out_of_range("port");
-        http_opts.port = static_cast<uint16_t>(port);
-      } catch (...) {
-        return Fail(Status::InvalidArgument("bad port in --listen " + f->listen));
-      }
+      auto port = ParseInt(std::string_view(f->listen).substr(colon + 1), 0, 65535);
+      if (!port) return Fail(Status::InvalidArgument("bad port in --listen " + f->listen));
+      http_opts.port = static_cast<uint16_t>(*port);
       http_opts.max_body_bytes = f->max_body_mb << 20;
       http_opts.read_timeout = http_opts.write_timeout = std::chrono::seconds(f->timeout_s);
       auto tokens = LoadTokens(f->tokens);

@@ -10,7 +10,7 @@
 namespace evald {
 
 StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return Status::IoError("cannot open " + path + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -46,9 +46,18 @@ StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes)
 }
 
 Status WriteFileAtomic(const std::string& path, const std::string& contents) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IoError("cannot create " + tmp + ": " + std::strerror(errno));
+  // Only a regular file (or nothing) is replaced: a symbolic link, a device or a FIFO at the
+  // target is refused rather than turned into a regular file.
+  struct stat target {};
+  if (::lstat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode))
+    return Status::InvalidArgument(path + " exists and is not a regular file; not replacing it");
+  // An unpredictable name created exclusively (mkstemp) beside the target: nothing planted in
+  // the folder can redirect the write.
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0)
+    return Status::IoError("cannot create a file beside " + path + ": " + std::strerror(errno));
+  (void)::fchmod(fd, 0644);
   size_t off = 0;
   while (off < contents.size()) {
     ssize_t n = ::write(fd, contents.data() + off, contents.size() - off);

@@ -13,4 +13,8 @@ std::string XmlEscape(std::string_view s);
 // A Markdown table cell: markup characters backslash-escaped, line breaks as spaces.
 std::string MarkdownEscape(std::string_view s);
 
+// For a terminal: control characters (and DEL) as \xNN, so untrusted text cannot move the
+// cursor, retitle the window or hide what came before it.
+std::string EscapeControl(std::string_view s);
+
 }  // namespace evald

@@ -283,7 +283,9 @@ StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& sam
     if (used_names.insert(s.problem).second) used_problems.push_back(problem);
     pending.push_back(std::move(p));
   }
-  report.mutable_summary()->set_input_errors(report.input_errors_size());
+  const int64_t input_errors = report.input_errors_size() + samples.errors_dropped;
+  CapInputErrors(report.mutable_input_errors(), samples.errors_dropped);
+  report.mutable_summary()->set_input_errors(static_cast<int32_t>(input_errors));
 
   // 2. Sandbox workers.
   SandboxPool pool(options.sandbox, options.jobs);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "evald/common/file_io.h"
+#include "evald/common/text_escape.h"
 #include "harness/failure_category.h"
 
 namespace evald {
@@ -93,7 +94,7 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
         out << "  ...\n";
         break;
       }
-      out << fmt::format("  line {}: {}\n", e.line(), e.message());
+      out << fmt::format("  line {}: {}\n", e.line(), EscapeControl(e.message()));
     }
   }
   if (report.has_serving()) PrintServingMetrics(report.serving(), out);

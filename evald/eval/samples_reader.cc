@@ -13,6 +13,10 @@ namespace {
 constexpr size_t kMaxSamplesFileBytes = 4ull << 30;
 
 void AddError(SamplesFile* out, int line, std::string msg) {
+  if (out->errors.size() >= static_cast<size_t>(kMaxKeptInputErrors)) {
+    ++out->errors_dropped;
+    return;
+  }
   v1::InputError e;
   e.set_line(line);
   e.set_message(std::move(msg));
@@ -58,8 +62,8 @@ void ParseLine(std::string_view raw, int line_no, SamplesFile* out) {
     return;
   }
   if (msg.has_index()) {
-    if (msg.index() < 0) {
-      AddError(out, line_no, "negative 'index'");
+    if (msg.index() < 0 || msg.index() > kMaxSampleIndex) {
+      AddError(out, line_no, "'index' must be between 0 and " + std::to_string(kMaxSampleIndex));
       return;
     }
     r.index = msg.index();
@@ -68,6 +72,20 @@ void ParseLine(std::string_view raw, int line_no, SamplesFile* out) {
 }
 
 }  // namespace
+
+void CapInputErrors(google::protobuf::RepeatedPtrField<v1::InputError>* errors,
+                    int64_t dropped_before) {
+  int64_t dropped = dropped_before;
+  if (errors->size() > kMaxKeptInputErrors) {
+    dropped += errors->size() - kMaxKeptInputErrors;
+    errors->DeleteSubrange(kMaxKeptInputErrors, errors->size() - kMaxKeptInputErrors);
+  }
+  if (dropped == 0) return;
+  v1::InputError* e = errors->Add();
+  e->set_line(0);
+  e->set_message("... and " + std::to_string(dropped) + " more input errors (the first " +
+                 std::to_string(kMaxKeptInputErrors) + " are kept)");
+}
 
 SamplesFile ParseSamplesJsonl(const std::string& text) {
   SamplesFile out;

@@ -22,8 +22,18 @@ struct SampleRecord {
 
 struct SamplesFile {
   std::vector<SampleRecord> samples;
-  std::vector<v1::InputError> errors;
+  std::vector<v1::InputError> errors;  // the first kMaxKeptInputErrors
+  int64_t errors_dropped = 0;          // the rest, counted only
 };
+
+// A million bad lines must not become a million stored, logged and reported messages.
+inline constexpr int kMaxKeptInputErrors = 100;
+inline constexpr int kMaxSampleIndex = 1000000;
+
+// Keeps the first kMaxKeptInputErrors of `errors` and, when any were dropped (here or
+// `dropped_before`), ends the list with one entry (line 0) that says how many.
+void CapInputErrors(google::protobuf::RepeatedPtrField<v1::InputError>* errors,
+                    int64_t dropped_before);
 
 inline constexpr size_t kMaxSampleLineBytes = 16u << 20;
 

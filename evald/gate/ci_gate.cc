@@ -3,29 +3,55 @@
 #include <fmt/format.h>
 
 #include <map>
-#include <regex>
 #include <sstream>
 
+#include "evald/common/numbers.h"
 #include "evald/common/text_escape.h"
 #include "evald/metrics/run_comparison.h"
 
 namespace evald {
 
+namespace {
+
+// "pass@K>=X" (also "K>=X", "=" or ":" for ">="), blanks allowed around each part.
+std::optional<GateThreshold> ParseThreshold(std::string_view item) {
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+  };
+  item = trim(item);
+  if (item.substr(0, 5) == "pass@") item.remove_prefix(5);
+  size_t op = item.find_first_of(">=:");
+  if (op == std::string_view::npos) return std::nullopt;
+  size_t value_at = item.substr(op, 2) == ">=" ? op + 2
+                    : item[op] == '>'          ? std::string_view::npos
+                                               : op + 1;
+  if (value_at == std::string_view::npos) return std::nullopt;
+  auto k = ParseInt(trim(item.substr(0, op)), 1, 1000000);
+  std::string_view value = trim(item.substr(value_at));
+  // A plain decimal (no sign, no exponent): what the documented form promises.
+  if (value.empty() || value.find_first_not_of("0123456789.") != std::string_view::npos)
+    return std::nullopt;
+  auto minimum = ParseDouble(value);
+  if (!k || !minimum) return std::nullopt;
+  return GateThreshold{static_cast<int>(*k), *minimum};
+}
+
+}  // namespace
+
 StatusOr<std::vector<GateThreshold>> ParseThresholds(const std::string& text) {
-  static const std::regex kItem(R"(\s*(?:pass@)?(\d+)\s*(?:>=|=|:)\s*([0-9]*\.?[0-9]+)\s*)");
   std::vector<GateThreshold> out;
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    std::smatch m;
-    if (!std::regex_match(item, m, kItem))
-      return Status::InvalidArgument("threshold '" + item + "' is not of the form pass@K>=X");
-    GateThreshold t;
-    t.k = std::stoi(m[1].str());
-    t.minimum = std::stod(m[2].str());
-    if (t.k < 1 || t.minimum < 0 || t.minimum > 1)
-      return Status::InvalidArgument("threshold '" + item + "': k >= 1 and 0 <= X <= 1");
-    out.push_back(t);
+    auto t = ParseThreshold(item);
+    if (!t)
+      return Status::InvalidArgument("threshold '" + EscapeControl(item) +
+                                     "' is not of the form pass@K>=X (1 <= K <= 1000000)");
+    if (t->minimum < 0 || t->minimum > 1)
+      return Status::InvalidArgument("threshold '" + EscapeControl(item) + "': 0 <= X <= 1");
+    out.push_back(*t);
   }
   return out;
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "evald/common/file_io.h"
+#include "evald/common/numbers.h"
 #include "evald/common/py_text.h"
 #include "evald/eval/report_printer.h"
 #include "evald/leaderboard/leaderboard.h"
@@ -292,11 +293,7 @@ HttpResponse Api::Handle(const HttpRequest& req) {
     if (!run.ok()) return fail(run.status());
     int size = 100;
     if (query.count("page_size")) {
-      try {
-        size = std::stoi(query["page_size"]);
-      } catch (...) {
-        size = -1;
-      }
+      size = static_cast<int>(ParseInt(query["page_size"], 1, 1000).value_or(-1));
       if (size < 1 || size > 1000)
         return fail(Status::InvalidArgument("page_size must be 1..1000"));
     }

@@ -253,6 +253,7 @@ StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& sam
     batch.Put(Family::kSamples, SampleKey(run.id(), s.problem, index), stored);
     ++total;
   }
+  CapInputErrors(run.mutable_input_errors(), file.errors_dropped);
   if (total == 0)
     return Status::InvalidArgument("no usable sample in the upload" +
                                    (run.input_errors_size()
