@@ -55,6 +55,7 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
     std::string model, model_name;
     int decode_threads = 1;
     int max_generations = 16;
+    uint64_t min_free_mb = 256;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("serve", "run the evald daemon (REST API under /v1)");
@@ -65,6 +66,9 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--dataset", f->datasets, "NAME=PATH a run may name (builtin is always there)");
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
   cmd->add_option("--max-body-mb", f->max_body_mb, "largest request body");
+  cmd->add_option("--min-free-mb", f->min_free_mb,
+                  "free space kept on the store's filesystem: under it, writes get 507 and "
+                  "grading pauses until space returns");
   cmd->add_option("--timeout", f->timeout_s, "read/write timeout in seconds");
   cmd->add_option("--model", f->model,
                   "a GGUF file to serve as an OpenAI-compatible endpoint (/v1/completions, "
@@ -102,6 +106,7 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
 
       auto store = OpenStore(f->data);
       if (!store.ok()) return Fail(store.status());
+      (*store)->set_min_free_bytes(f->min_free_mb << 20);
       RunManagerOptions run_opts;
       run_opts.jobs = f->jobs;
       run_opts.datasets = *datasets;

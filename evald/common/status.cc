@@ -21,6 +21,8 @@ const char* CodeName(Status::Code code) {
       return "internal error";
     case Status::Code::kCancelled:
       return "cancelled";
+    case Status::Code::kNoSpace:
+      return "no space";
   }
   return "unknown";
 }

@@ -21,7 +21,8 @@ class Status {
     kCorruption,
     kUnavailable,
     kInternal,
-    kCancelled
+    kCancelled,
+    kNoSpace  // storage is (nearly) full: writes refused until space returns
   };
 
   Status() = default;
@@ -35,6 +36,7 @@ class Status {
   static Status Unavailable(std::string msg) { return {Code::kUnavailable, std::move(msg)}; }
   static Status Internal(std::string msg) { return {Code::kInternal, std::move(msg)}; }
   static Status Cancelled(std::string msg) { return {Code::kCancelled, std::move(msg)}; }
+  static Status NoSpace(std::string msg) { return {Code::kNoSpace, std::move(msg)}; }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

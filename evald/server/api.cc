@@ -94,7 +94,10 @@ http::status StatusFor(const Status& st) {
     case Status::Code::kCorruption:
       return http::status::bad_request;
     case Status::Code::kUnavailable:
+    case Status::Code::kIoError:  // the store cannot be written (or read) right now
       return http::status::service_unavailable;
+    case Status::Code::kNoSpace:
+      return http::status::insufficient_storage;
     default:
       return http::status::internal_server_error;
   }

@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 
 #include "datasets/code_extractor.h"
 #include "datasets/prompt_builder.h"
@@ -62,8 +64,17 @@ std::string SampleKey(const std::string& run_id, const std::string& problem, int
   return fmt::format("{}/{}/{:08d}", run_id, problem, index);
 }
 
+// Fault injection for the crash-loop tests (tests/daemon_test.cc): with EVALD_FAULT_CRASH_ON_CODE
+// set, grading a code that contains its value kills the process at once (SIGKILL: no core
+// file, no cleanup), as a crash inside a tool's parser would.
+static void MaybeInjectCrash(const std::string& code) {
+  static const char* needle = std::getenv("EVALD_FAULT_CRASH_ON_CODE");
+  if (needle != nullptr && *needle != '\0' && code.find(needle) != std::string::npos)
+    ::raise(SIGKILL);
+}
+
 RunManager::RunManager(Store* store, RunManagerOptions options)
-    : store_(store), options_(std::move(options)) {
+    : store_(store), options_(std::move(options)), in_flight_(store) {
   if (!options_.datasets.count("builtin")) options_.datasets["builtin"] = EVALD_BUILTIN_DATASET_DIR;
 }
 
@@ -409,6 +420,28 @@ Status RunManager::SaveRun(const v1::Run& run) {
   return store_->Put(Family::kRuns, run.id(), run);
 }
 
+bool RunManager::WriteDurably(Store::Batch& batch, const std::string& run_id) {
+  for (int attempt = 0;; ++attempt) {
+    Status st = store_->Write(batch);
+    if (st.ok()) {
+      if (attempt > 0) spdlog::info("run {}: the store accepts writes again; going on", run_id);
+      return true;
+    }
+    if (attempt == 0)
+      spdlog::error("run {}: {}; the run waits until the store accepts writes", run_id,
+                    st.ToString());
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    cv_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });
+  }
+}
+
+bool RunManager::SaveRunDurably(const v1::Run& run) {
+  auto batch = store_->NewBatch();
+  batch.Put(Family::kRuns, run.id(), run);
+  return WriteDurably(batch, run.id());
+}
+
 void RunManager::Finish(v1::Run* run, v1::RunState state, const std::string& reason) {
   {
     // The run stops counting towards the queue depth before anyone can see it ended.
@@ -418,8 +451,8 @@ void RunManager::Finish(v1::Run* run, v1::RunState state, const std::string& rea
   run->set_state(state);
   run->set_state_reason(reason);
   run->set_finished_unix_ms(NowMs());
-  Status st = SaveRun(*run);
-  if (!st.ok()) spdlog::error("saving run {}: {}", run->id(), st.ToString());
+  if (!SaveRunDurably(*run))
+    spdlog::error("run {}: stopped before its end could be stored", run->id());
   if (state == v1::SUCCEEDED) ++counters_.runs_succeeded;
   if (state == v1::FAILED) ++counters_.runs_failed;
   if (state == v1::CANCELLED) ++counters_.runs_cancelled;
@@ -512,7 +545,7 @@ void RunManager::Execute(const std::string& run_id) {
   run.set_state(v1::RUNNING);
   run.set_state_reason("");
   if (run.started_unix_ms() == 0) run.set_started_unix_ms(NowMs());
-  if (Status st = SaveRun(run); !st.ok()) return fail(st);
+  if (!SaveRunDurably(run)) return;  // stopping: resumed at the next start
 
   // The backend comes first: a checkpoint that cannot be loaded fails the run before any
   // sandbox starts.
@@ -554,7 +587,7 @@ void RunManager::Execute(const std::string& run_id) {
         CalibrationProto(p->name, cals.calibration[p->name], cals.letters[p->name]);
   run.clear_calibration();
   for (auto& [name, c] : calibration) *run.add_calibration() = c;
-  if (Status st = SaveRun(run); !st.ok()) return fail(st);
+  if (!SaveRunDurably(run)) return;  // stopping: resumed at the next start
 
   const std::string version = run.simulator_version();
   std::mutex progress_mu;  // one batch at a time: sample + run progress
@@ -568,11 +601,20 @@ void RunManager::Execute(const std::string& run_id) {
       const Calibration& cal = cals.calibration[problem->name];
       std::string key = VerdictKey(*sim, version, base, *problem, s->code());
       Verdict v;
+      std::optional<GradingInFlight::Attempt> attempt;  // held until the verdict is stored
       if (auto hit = store_->LookupVerdict(key)) {
         v = FromVerdictFields(*hit);
         ++counters_.cache_hits;
+      } else if (std::string why;
+                 !attempt.emplace(in_flight_.Begin(key, run_id, s->problem(), s->index(), &why))
+                      .allowed()) {
+        v.category = category::kInternalError;  // graded '!' for good, never cached
+        v.detail = why;
+        v.cacheable = false;
+        spdlog::error("run {}: {} #{}: {}", run_id, s->problem(), s->index(), why);
       } else {
         auto t0 = std::chrono::steady_clock::now();
+        MaybeInjectCrash(s->code());
         v = GradeDesign(worker, *sim, LimitsForProblem(base, cal, std::nullopt), *problem,
                         s->code(), &cal);
         counters_.grading_micros += std::chrono::duration_cast<std::chrono::microseconds>(
@@ -581,6 +623,7 @@ void RunManager::Execute(const std::string& run_id) {
         ++counters_.simulations;
         if (v.category == category::kInternalError) {
           ++counters_.sandbox_failures;
+          in_flight_.Abandon(key);
           return;  // left ungraded: a resumed run tries it again
         }
         if (v.cacheable) (void)store_->StoreVerdict(key, VerdictFields(v));
@@ -592,7 +635,9 @@ void RunManager::Execute(const std::string& run_id) {
       auto batch = store_->NewBatch();
       batch.Put(Family::kSamples, SampleKey(run_id, s->problem(), s->index()), *s);
       batch.Put(Family::kRuns, run_id, run);
-      if (store_->Write(batch).ok()) ++counters_.samples_graded;
+      // A refused code keeps its record: it is refused at once wherever it comes back.
+      if (attempt && attempt->allowed()) in_flight_.Finish(key, &batch);
+      if (WriteDurably(batch, run_id)) ++counters_.samples_graded;
     });
   };
 
@@ -655,8 +700,7 @@ void RunManager::Execute(const std::string& run_id) {
         batch.Put(Family::kSamples, SampleKey(run_id, s->problem(), s->index()), *s);
         if (!from_cache) batch.Put(Family::kGenerations, record_key(*s), rec);
         batch.Put(Family::kRuns, run_id, run);
-        if (Status st = store_->Write(batch); !st.ok())
-          spdlog::error("run {}: storing a sample: {}", run_id, st.ToString());
+        (void)WriteDurably(batch, run_id);
       }
       grade(s);
     };
@@ -720,7 +764,7 @@ void RunManager::Execute(const std::string& run_id) {
             run.set_generation_errors(run.generation_errors() +
                                       static_cast<int>(members[i].size()));
             batch.Put(Family::kRuns, run_id, run);
-            (void)store_->Write(batch);
+            (void)WriteDurably(batch, run_id);
             return;
           }
           {

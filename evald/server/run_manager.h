@@ -19,6 +19,7 @@
 #include "datasets/dataset.h"
 #include "evald/common/status.h"
 #include "evald/proto/store.pb.h"
+#include "evald/server/grading_in_flight.h"
 #include "evald/server/run_sampling.h"
 #include "evald/store/store.h"
 #include "sandbox/sandbox_options.h"
@@ -86,6 +87,10 @@ class RunManager {
   void ExecutorMain();
   void Execute(const std::string& run_id);
   Status SaveRun(const v1::Run& run);
+  // A run's writes wait out a full disk or a failing store (logged once) until they succeed,
+  // so that every accepted run finishes once space returns; false only when stopping.
+  bool WriteDurably(Store::Batch& batch, const std::string& run_id);
+  bool SaveRunDurably(const v1::Run& run);
   StatusOr<const Dataset*> LoadDataset(const std::string& name, Task task);
   void Finish(v1::Run* run, v1::RunState state, const std::string& reason);
   // Writes the new run with its samples in one batch and queues it.
@@ -95,6 +100,7 @@ class RunManager {
 
   Store* store_;
   RunManagerOptions options_;
+  GradingInFlight in_flight_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::string> queue_;

@@ -1,5 +1,10 @@
 #include "evald/store/store.h"
 
+#include <sys/statvfs.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <google/protobuf/message_lite.h>
 #include <rocksdb/options.h>
 
@@ -15,13 +20,14 @@ namespace evald {
 
 namespace {
 
-const char* const kFamilyNames[] = {"checkpoints", "runs", "samples", "verdict_cache",
-                                    "generations"};
+const char* const kFamilyNames[] = {"checkpoints",   "runs",        "samples",
+                                    "verdict_cache", "generations", "grading_in_flight"};
 
 Status FromRocks(const rocksdb::Status& st, const std::string& what) {
   if (st.ok()) return Status::Ok();
   if (st.IsNotFound()) return Status::NotFound(what);
   if (st.IsCorruption()) return Status::Corruption(what + ": " + st.ToString());
+  if (st.IsNoSpace()) return Status::NoSpace(what + ": " + st.ToString());
   return Status::IoError(what + ": " + st.ToString());
 }
 
@@ -41,6 +47,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   auto st = rocksdb::DB::Open(db_opts, dir, families, &handles, &raw);
   if (!st.ok()) return FromRocks(st, "opening the store at " + dir);
   std::unique_ptr<Store> store(new Store());
+  store->dir_ = dir;
   store->db_.reset(raw);
   // handles[0] is the default family, which evald does not use.
   store->handles_.assign(handles.begin() + 1, handles.end());
@@ -56,12 +63,35 @@ rocksdb::ColumnFamilyHandle* Store::Handle(Family family) const {
   return handles_[static_cast<size_t>(family)];
 }
 
+Status Store::CheckFreeSpace() const {
+  struct statvfs fs {};
+  if (::statvfs(dir_.c_str(), &fs) != 0)
+    return Status::IoError("cannot read the free space of " + dir_ + ": " + std::strerror(errno));
+  uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  if (free_bytes >= min_free_bytes_) return Status::Ok();
+  return Status::NoSpace("the store's filesystem has " + std::to_string(free_bytes >> 20) +
+                         " MiB free, under the floor of " + std::to_string(min_free_bytes_ >> 20) +
+                         " MiB: writes are refused until space returns (reads go on)");
+}
+
+Status Store::Commit(rocksdb::WriteBatch* batch, const std::string& what) {
+  EVALD_RETURN_IF_ERROR(CheckFreeSpace());
+  if (needs_resume_.load()) {
+    rocksdb::Status resumed = db_->Resume();
+    if (!resumed.ok()) return FromRocks(resumed, "resuming the store after a failed write");
+    needs_resume_ = false;
+  }
+  rocksdb::Status st = db_->Write(rocksdb::WriteOptions(), batch);
+  if (!st.ok()) needs_resume_ = true;
+  return FromRocks(st, what);
+}
+
 Status Store::Put(Family family, std::string_view key, const google::protobuf::MessageLite& value) {
   std::string bytes;
   if (!value.SerializeToString(&bytes)) return Status::Internal("cannot serialize record");
-  return FromRocks(db_->Put(rocksdb::WriteOptions(), Handle(family),
-                            rocksdb::Slice(key.data(), key.size()), bytes),
-                   "writing " + std::string(key));
+  rocksdb::WriteBatch batch;
+  batch.Put(Handle(family), rocksdb::Slice(key.data(), key.size()), bytes);
+  return Commit(&batch, "writing " + std::string(key));
 }
 
 Status Store::Get(Family family, std::string_view key, google::protobuf::MessageLite* value) const {
@@ -92,8 +122,12 @@ void Store::Batch::Put(Family family, std::string_view key,
   batch_.Put(store_->Handle(family), rocksdb::Slice(key.data(), key.size()), bytes);
 }
 
+void Store::Batch::Delete(Family family, std::string_view key) {
+  batch_.Delete(store_->Handle(family), rocksdb::Slice(key.data(), key.size()));
+}
+
 Status Store::Write(Batch& batch) {
-  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch.batch_), "writing a batch");
+  return Commit(&batch.batch_, "writing a batch");
 }
 
 std::optional<v1::GenerationRecord> Store::LookupGeneration(const std::string& key) const {

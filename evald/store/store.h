@@ -6,6 +6,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -28,11 +29,19 @@ class MessageLite;
 
 namespace evald {
 
-enum class Family { kCheckpoints, kRuns, kSamples, kVerdictCache, kGenerations };
+// kInFlight: what the daemon is grading right now (GradingInFlight, keyed by verdict key), so
+// that a design which kills the process is not tried for ever after restarts.
+enum class Family { kCheckpoints, kRuns, kSamples, kVerdictCache, kGenerations, kInFlight };
 
 class Store {
  public:
   static StatusOr<std::unique_ptr<Store>> Open(const std::string& dir);
+
+  // Writes are refused (Status::NoSpace) while the store's filesystem has less than this free,
+  // before RocksDB could meet a full disk (default 64 MiB).
+  void set_min_free_bytes(uint64_t bytes) { min_free_bytes_ = bytes; }
+  // NoSpace when under the floor; IoError when the filesystem cannot be asked.
+  Status CheckFreeSpace() const;
   ~Store();
 
   Status Put(Family family, std::string_view key, const google::protobuf::MessageLite& value);
@@ -46,6 +55,7 @@ class Store {
   class Batch {
    public:
     void Put(Family family, std::string_view key, const google::protobuf::MessageLite& value);
+    void Delete(Family family, std::string_view key);
 
    private:
     friend class Store;
@@ -68,6 +78,13 @@ class Store {
   Store() = default;
   rocksdb::ColumnFamilyHandle* Handle(Family family) const;
 
+  // Every write goes through here: the free-space floor, then RocksDB; after a failed write,
+  // RocksDB is asked to resume (it stops writing after an I/O error until told to).
+  Status Commit(rocksdb::WriteBatch* batch, const std::string& what);
+
+  std::string dir_;
+  uint64_t min_free_bytes_ = 64ull << 20;
+  std::atomic<bool> needs_resume_{false};
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // index = Family
 };
