@@ -199,7 +199,7 @@ class Init {
     pid_t pid = ::fork();
     if (pid == 0) {
       if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(1);
-      ::_exit(InstallSeccompDenyList() == 0 ? 0 : 1);
+      ::_exit(InstallSeccompFilter() == 0 ? 0 : 1);
     }
     int status = 0;
     if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return false;

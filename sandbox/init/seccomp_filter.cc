@@ -111,30 +111,247 @@ const char* const kDenied[] = {
     "_sysctl",
 };
 
+// Everything an untrusted step may call: the calls iverilog, ivlpp, ivl, vvp, verilator
+// (perl, make, g++, cc1plus, as, ld) and the simulation binaries were seen making under strace,
+// and the ordinary file, memory, process, time and signal calls around them that a tool version
+// may use instead (statx for newfstatat, clone for vfork, ...). Any other call fails with
+// ENOSYS ("not implemented"), which programs treat as a missing feature and work around.
+const char* const kAllowed[] = {
+    // files and descriptors
+    "read",
+    "write",
+    "readv",
+    "writev",
+    "pread64",
+    "pwrite64",
+    "preadv",
+    "pwritev",
+    "preadv2",
+    "pwritev2",
+    "open",
+    "openat",
+    "openat2",
+    "creat",
+    "close",
+    "close_range",
+    "lseek",
+    "dup",
+    "dup2",
+    "dup3",
+    "pipe",
+    "pipe2",
+    "fcntl",
+    "flock",
+    "fsync",
+    "fdatasync",
+    "sync_file_range",
+    "truncate",
+    "ftruncate",
+    "fallocate",
+    "fadvise64",
+    "readahead",
+    "sendfile",
+    "copy_file_range",
+    "splice",
+    "tee",
+    "ioctl",
+    "stat",
+    "fstat",
+    "lstat",
+    "newfstatat",
+    "statx",
+    "statfs",
+    "fstatfs",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "getdents",
+    "getdents64",
+    "getcwd",
+    "chdir",
+    "fchdir",
+    "rename",
+    "renameat",
+    "renameat2",
+    "mkdir",
+    "mkdirat",
+    "rmdir",
+    "link",
+    "linkat",
+    "unlink",
+    "unlinkat",
+    "symlink",
+    "symlinkat",
+    "readlink",
+    "readlinkat",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "umask",
+    "utime",
+    "utimes",
+    "utimensat",
+    "futimesat",
+    "poll",
+    "ppoll",
+    "select",
+    "pselect6",
+    "epoll_create",
+    "epoll_create1",
+    "epoll_ctl",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_pwait2",
+    "eventfd",
+    "eventfd2",
+    "timerfd_create",
+    "timerfd_settime",
+    "timerfd_gettime",
+    "signalfd",
+    "signalfd4",
+    "memfd_create",
+    // memory
+    "brk",
+    "mmap",
+    "munmap",
+    "mremap",
+    "mprotect",
+    "msync",
+    "mincore",
+    "madvise",
+    "membarrier",
+    "get_mempolicy",
+    "set_mempolicy",
+    "mbind",
+    // processes and threads (clone: see the namespace rule below)
+    "fork",
+    "vfork",
+    "execve",
+    "execveat",
+    "exit",
+    "exit_group",
+    "wait4",
+    "waitid",
+    "kill",
+    "tkill",
+    "tgkill",
+    "getpid",
+    "getppid",
+    "gettid",
+    "getpgrp",
+    "getpgid",
+    "setpgid",
+    "getsid",
+    "setsid",
+    "getuid",
+    "geteuid",
+    "getgid",
+    "getegid",
+    "getresuid",
+    "getresgid",
+    "getgroups",
+    "setuid",
+    "setgid",
+    "setreuid",
+    "setregid",
+    "setresuid",
+    "setresgid",
+    "capget",
+    "prctl",
+    "arch_prctl",
+    "set_tid_address",
+    "set_robust_list",
+    "get_robust_list",
+    "futex",
+    "futex_waitv",
+    "rseq",
+    "sched_yield",
+    "sched_getaffinity",
+    "sched_setaffinity",
+    "sched_getparam",
+    "sched_getscheduler",
+    "sched_get_priority_max",
+    "sched_get_priority_min",
+    "getpriority",
+    "setpriority",
+    "ioprio_get",
+    "getcpu",
+    "getrlimit",
+    "setrlimit",
+    "prlimit64",
+    "getrusage",
+    "times",
+    "sysinfo",
+    "uname",
+    "getrandom",
+    // signals and time
+    "rt_sigaction",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "rt_sigpending",
+    "rt_sigtimedwait",
+    "rt_sigqueueinfo",
+    "rt_sigsuspend",
+    "sigaltstack",
+    "pause",
+    "alarm",
+    "nanosleep",
+    "clock_nanosleep",
+    "clock_gettime",
+    "clock_getres",
+    "gettimeofday",
+    "time",
+    "getitimer",
+    "setitimer",
+    "timer_create",
+    "timer_settime",
+    "timer_gettime",
+    "timer_getoverrun",
+    "timer_delete",
+};
+
 }  // namespace
 
-int InstallSeccompDenyList() {
-  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+int InstallSeccompFilter() {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(ENOSYS));
   if (!ctx) return -ENOMEM;
   int rc = 0;
+  for (const char* name : kAllowed) {
+    int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) continue;
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+    if (rc < 0) break;
+  }
+  // The refused calls answer EPERM, as they did under the deny-list: a tool that probes one
+  // (socket() for a name service, say) sees "not permitted", not "not implemented".
   for (const char* name : kDenied) {
+    if (rc < 0) break;
     int nr = seccomp_syscall_resolve_name(name);
     if (nr == __NR_SCMP_ERROR) continue;
     rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
-    if (rc < 0) break;
   }
-  // clone() may create threads and processes but no namespaces.
+  // clone() may create threads and processes but no namespaces: allowed when no namespace flag
+  // is set, EPERM for each flag (disjoint conditions).
   const unsigned long kNamespaceFlags[] = {CLONE_NEWNS,    CLONE_NEWPID, CLONE_NEWNET,
                                            CLONE_NEWIPC,   CLONE_NEWUTS, CLONE_NEWUSER,
                                            CLONE_NEWCGROUP};
+  unsigned long all_flags = 0;
   for (unsigned long flag : kNamespaceFlags) {
-    if (rc < 0) break;
-    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-                          SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+    all_flags |= flag;
+    if (rc >= 0)
+      rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+                            SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
   }
-  // clone3 passes its flags in memory a filter cannot read: make it look absent so that the
-  // C library falls back to clone(), which the rules above can inspect.
-  if (rc >= 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  if (rc >= 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                          SCMP_A0(SCMP_CMP_MASKED_EQ, all_flags, 0));
+  // clone3 passes its flags in memory a filter cannot read: it is on neither list, so it looks
+  // absent (ENOSYS, the default) and the C library falls back to clone(), which the rules above
+  // inspect. (libseccomp refuses a rule whose action equals the default one.)
   if (rc >= 0) rc = seccomp_load(ctx);
   seccomp_release(ctx);
   return rc < 0 ? rc : 0;

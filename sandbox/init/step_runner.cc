@@ -101,7 +101,7 @@ Prepared Prepare(const StepSpec& spec, const StepContext& ctx) {
     if (::setresuid(ctx.uid, ctx.uid, ctx.uid) != 0) ChildFail("setresuid");
   }
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ChildFail("no_new_privs");
-  if (ctx.seccomp && InstallSeccompDenyList() != 0) ChildFail("seccomp");
+  if (ctx.seccomp && InstallSeccompFilter() != 0) ChildFail("seccomp");
   // Last, right before exec: building the filter allocates, and a sanitizer-built init already
   // holds more address space than any limit we set.
   if (spec.address_space_bytes())

@@ -1,6 +1,6 @@
 // Runs one untrusted step (a compiler or simulator invocation) inside the sandbox: its own
 // process group, stdout+stderr into a capped pipe, rlimits, the unprivileged identity,
-// no_new_privs and the seccomp deny-list, a wall-clock deadline. Whatever the step leaves
+// no_new_privs and the seccomp allow-list, a wall-clock deadline. Whatever the step leaves
 // behind is killed before the next one starts.
 #pragma once
 
