@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: formatting check, a -Werror build with the whole GoogleTest suite through
-# CTest, then the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
+# CTest, a short libFuzzer run of the grader's parsers, then the same suite built with
+# AddressSanitizer + UndefinedBehaviorSanitizer.
 # Tests that use ../shared/verilog-eval skip themselves when it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,9 @@ cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEVALD_WERR
 cmake --build build-test -j "$JOBS"
 echo "== tests =="
 ctest --test-dir build-test -j "$JOBS" --output-on-failure --timeout 900
+
+echo "== libFuzzer smoke run (the grader's parsers of untrusted text) =="
+scripts/fuzz_smoke.sh 30
 
 echo "== build (ASan + UBSan) =="
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEVALD_WERROR=ON -DEVALD_SANITIZE=ON

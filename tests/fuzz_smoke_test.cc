@@ -123,6 +123,12 @@ TEST(FuzzSmoke, SamplesReader) {
 TEST(FuzzSmoke, Integrity) {
   RunTarget(fuzz::CheckIntegrity, 3000);
 }
+TEST(FuzzSmoke, Lexer) {
+  RunTarget(fuzz::LexVerilog, 3000);
+}
+TEST(FuzzSmoke, SimulatorOutput) {
+  RunTarget(fuzz::ClassifyOutput, 3000);
+}
 TEST(FuzzSmoke, GgufFiles) {
   RunTarget(fuzz::ParseGguf, 3000);
 }

@@ -70,11 +70,6 @@ int ParseSamples(const uint8_t* data, size_t size) {
   return 0;
 }
 
-int CheckIntegrity(const uint8_t* data, size_t size) {
-  (void)CheckDesignIntegrity(View(data, size));
-  return 0;
-}
-
 int ParseGguf(const uint8_t* data, size_t size) {
   auto file = kernels::GgufFile::FromBytes(std::string(View(data, size)));
   if (file.ok()) {

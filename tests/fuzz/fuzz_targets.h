@@ -13,8 +13,14 @@ namespace evald::fuzz {
 int ExtractAndClassify(const uint8_t* data, size_t size);
 // The samples JSONL reader.
 int ParseSamples(const uint8_t* data, size_t size);
-// The Verilog tokenizer and the integrity check.
+// In grader_fuzz_targets.cc (they need only the harness, so CI fuzzes them with libFuzzer):
+// the Verilog tokenizer and the integrity check;
 int CheckIntegrity(const uint8_t* data, size_t size);
+// the tokenizer alone, checking that every token is a view into the input, in order;
+int LexVerilog(const uint8_t* data, size_t size);
+// the simulator-output classifiers: result lines (anchored and anywhere) and the benchmark's
+// log categories, over each line and the whole text.
+int ClassifyOutput(const uint8_t* data, size_t size);
 // A GGUF model file (header, metadata, tensor table) and, when it parses, the model loader.
 int ParseGguf(const uint8_t* data, size_t size);
 // A completion server's response body: SSE events split at arbitrary points, each event and

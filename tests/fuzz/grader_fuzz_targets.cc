@@ -1,0 +1,50 @@
+// The fuzz targets over the grader's parsers of untrusted text. They link only the harness, so
+// scripts/fuzz_smoke.sh can build them with clang and run them under libFuzzer in every CI run.
+#include <string_view>
+
+#include "evald/common/py_text.h"
+#include "harness/failure_category.h"
+#include "harness/integrity_check.h"
+#include "harness/result_line.h"
+#include "harness/verilog_lexer.h"
+#include "tests/fuzz/fuzz_targets.h"
+
+namespace evald::fuzz {
+
+namespace {
+std::string_view View(const uint8_t* data, size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+}  // namespace
+
+int CheckIntegrity(const uint8_t* data, size_t size) {
+  (void)CheckDesignIntegrity(View(data, size));
+  return 0;
+}
+
+int LexVerilog(const uint8_t* data, size_t size) {
+  std::string_view text = View(data, size);
+  const char* last = text.data();
+  for (const auto& t : TokenizeVerilog(text)) {
+    // Every token is a view into the input, after the one before it.
+    if (t.text.data() < last || t.text.data() + t.text.size() > text.data() + text.size())
+      __builtin_trap();
+    last = t.text.data();
+  }
+  return 0;
+}
+
+int ClassifyOutput(const uint8_t* data, size_t size) {
+  std::string_view text = View(data, size);
+  for (auto line : py::SplitFileLines(text)) {
+    auto anchored = MatchResultLine(line);
+    auto anywhere = FindResultLine(line);
+    if (anchored && !anywhere) __builtin_trap();  // the anchored form is a special case
+    if (anchored && anchored->zero_mismatches && anchored->mismatches != 0) __builtin_trap();
+  }
+  (void)BenchmarkLogCategory(text);
+  (void)BenchmarkRuntimeCategory(text);
+  return 0;
+}
+
+}  // namespace evald::fuzz
