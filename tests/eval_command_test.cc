@@ -2,15 +2,18 @@
 // the JSON report's fields, bad input reported by line with the rest still graded.
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "evald/common/file_io.h"
 #include "evald/common/hash.h"
+#include "evald/common/py_text.h"
 #include "evald/proto/eval.pb.h"
 #include "test_support.h"
 
@@ -120,6 +123,96 @@ TEST_F(EvalCommand, BadLinesAreReportedAndTheRestIsGraded) {
   EXPECT_TRUE(report.samples(1).deduplicated());
   EXPECT_EQ(report.summary().simulations(), 2);  // the calibration and one sample
   EXPECT_EQ(report.input_errors_size(), 4);
+}
+
+// The poisoning sequence: every hostile design of the corpus graded by one sandbox (--jobs 1)
+// into a store, right designs after them. The right ones pass; a second evald on the same store
+// serves the same letters (nothing wrong was cached), and a fresh store agrees.
+TEST_F(EvalCommand, HostileSamplesPoisonNeitherTheSamplesAfterThemNorTheCache) {
+  std::string jsonl;
+  for (const auto& e :
+       std::filesystem::directory_iterator(testing::SourceDir() + "/tests/hostile")) {
+    std::string code = *ReadFileBounded(e.path().string());
+    if (code.find("// simulators: verilator") != std::string::npos) continue;
+    if (code.find("// expect: .") != std::string::npos) continue;  // a right design
+    code = py::ReplaceAll(py::ReplaceAll(py::ReplaceAll(code, "@MARKER@", dir_ + "/marker"),
+                                         "@SECRET@", dir_ + "/secret"),
+                          "@SOURCE@", dir_);
+    v1::SampleLine line;
+    line.set_problem("Bi01_and_gate");
+    line.set_code(code);
+    std::string out;
+    ASSERT_TRUE(google::protobuf::util::MessageToJsonString(line, &out).ok());
+    jsonl += out + "\n";
+  }
+  for (int i = 0; i < 3; ++i)
+    jsonl +=
+        "{\"problem\": \"Bi01_and_gate\", \"code\": \"module TopModule(input a, input b, "
+        "output out); // right " +
+        std::to_string(i) + "\\n assign out = a & b;\\nendmodule\\n\"}\n";
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/s.jsonl", jsonl).ok());
+  auto letters = [&](const std::string& store, const std::string& json) {
+    auto r = RunEvald("eval --dataset " + testing::BuiltinDataset() + " --jobs 1 --data " + store +
+                      " --samples " + dir_ + "/s.jsonl --json " + json);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::string out;
+    v1::EvalReport report = ReadReport(json);
+    for (const auto& s : report.samples()) out += s.verdict();
+    return out;
+  };
+  std::string first = letters(dir_ + "/store", dir_ + "/a.json");
+  ASSERT_GE(first.size(), 20u);
+  EXPECT_EQ(first.substr(first.size() - 3), "...") << first;     // the right designs after them
+  EXPECT_EQ(first.find('.'), first.size() - 3) << first;         // and no hostile one passes
+  EXPECT_EQ(letters(dir_ + "/store", dir_ + "/b.json"), first);  // served from the cache
+  EXPECT_GT(ReadReport(dir_ + "/b.json").summary().cache_hits(), 0);
+  EXPECT_EQ(letters(dir_ + "/fresh", dir_ + "/c.json"), first);  // and graded afresh
+}
+
+// Inputs that are not what they claim: a FIFO as the samples file (refused, not a hang), a
+// symbolic link as the report (refused, its target untouched), a 15 MB design (a verdict, in
+// bounded memory).
+TEST_F(EvalCommand, HostileHostInputsGetClearErrorsInBoundedMemory) {
+  ASSERT_EQ(::mkfifo((dir_ + "/fifo").c_str(), 0600), 0);
+  auto fifo =
+      RunEvald("eval --dataset " + testing::BuiltinDataset() + " --samples " + dir_ + "/fifo");
+  EXPECT_EQ(fifo.exit_code, 2) << fifo.output;
+  EXPECT_NE(fifo.output.find("not a regular file"), std::string::npos) << fifo.output;
+
+  std::string good =
+      "{\"problem\": \"Bi01_and_gate\", \"code\": \"module TopModule(input a, "
+      "input b, output out); assign out = a & b; endmodule\"}\n";
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/good.jsonl", good).ok());
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/victim", "keep").ok());
+  ASSERT_EQ(::symlink((dir_ + "/victim").c_str(), (dir_ + "/r.json").c_str()), 0);
+  auto link = RunEvald("eval --dataset " + testing::BuiltinDataset() + " --samples " + dir_ +
+                       "/good.jsonl --json " + dir_ + "/r.json");
+  EXPECT_EQ(link.exit_code, 2) << link.output;
+  EXPECT_EQ(*ReadFileBounded(dir_ + "/victim"), "keep");
+
+  std::string huge =
+      "{\"problem\": \"Bi01_and_gate\", \"code\": \"module TopModule(input a, "
+      "input b, output out); assign out = a & b;";
+  for (int i = 0; i < 1500000; ++i) huge += " wire w;";  // ~15 MB of tokens
+  huge += " endmodule\"}\n";
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/huge.jsonl", huge).ok());
+  // Run it as a child of our own, so that its peak memory (and its sandbox's) is its own.
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    std::string cmd = std::string(EVALD_BINARY) + " eval --dataset " + testing::BuiltinDataset() +
+                      " --samples " + dir_ + "/huge.jsonl --json " + dir_ +
+                      "/h.json >/dev/null 2>&1";
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+    ::_exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  ASSERT_EQ(::wait4(pid, &status, 0, &usage), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_LT(usage.ru_maxrss, 512 * 1024) << "KiB";
+  auto report = ReadReport(dir_ + "/h.json");
+  ASSERT_EQ(report.samples_size(), 1);
+  EXPECT_FALSE(report.samples(0).passed());
 }
 
 TEST_F(EvalCommand, ClearErrorsForUnusableArguments) {
