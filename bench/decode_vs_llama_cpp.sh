@@ -11,16 +11,8 @@ N=20
 THREADS=1
 TYPES="q4_0 q8_0"
 BANDWIDTH=47.5  # GB/s, this machine (../shared/models/README.md)
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --tokens) TOKENS="$2"; shift 2 ;;
-    --n) N="$2"; shift 2 ;;
-    --bandwidth) BANDWIDTH="$2"; shift 2 ;;
-    --threads) THREADS="$2"; shift 2 ;;
-    --types) TYPES="$2"; shift 2 ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+source bench/args.sh
+parse_args "TOKENS N BANDWIDTH THREADS TYPES" "$@"
 EVALD=${EVALD:-build/bin/evald}  # another build: EVALD=build-test/bin/evald bench/...
 REF_DIR=.cache/node-llama-cpp
 [ -x "$EVALD" ] || { echo "build evald first (scripts/setup.sh)" >&2; exit 2; }

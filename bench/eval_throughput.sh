@@ -6,19 +6,13 @@
 # Prints samples/s for both and their ratio. Needs a build in build/ (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BENCH=../shared/verilog-eval
+BENCHMARK=../shared/verilog-eval
 PROBLEMS=0
 N=20
 JOBS=2
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --benchmark) BENCH="$2"; shift 2 ;;
-    --problems) PROBLEMS="$2"; shift 2 ;;
-    --n) N="$2"; shift 2 ;;
-    --jobs) JOBS="$2"; shift 2 ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+source bench/args.sh
+parse_args "BENCHMARK PROBLEMS N JOBS" "$@"
+BENCH="$BENCHMARK"
 EVALD=build/bin/evald
 [ -x "$EVALD" ] || { echo "build evald first (scripts/setup.sh)" >&2; exit 2; }
 FOLDER="$(cd "$BENCH/dataset_spec-to-rtl" && pwd)"

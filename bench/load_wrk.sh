@@ -9,14 +9,8 @@ cd "$(dirname "$0")/.."
 DURATION=10
 CONNECTIONS=32
 THREADS=2
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --duration) DURATION="$2"; shift 2 ;;
-    --connections) CONNECTIONS="$2"; shift 2 ;;
-    --threads) THREADS="$2"; shift 2 ;;
-    *) echo "unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+source bench/args.sh
+parse_args "DURATION CONNECTIONS THREADS" "$@"
 command -v wrk >/dev/null || { echo "wrk is not installed (scripts/install-deps.sh)" >&2; exit 2; }
 EVALD=build/bin/evald
 [ -x "$EVALD" ] || { echo "build evald first (scripts/setup.sh)" >&2; exit 2; }

@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "base/status.h"
 #include "datasets/benchmark_prompts.pb.h"
-#include "evald/common/status.h"
 
 namespace evald {
 

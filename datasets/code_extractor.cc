@@ -1,6 +1,6 @@
 #include "datasets/code_extractor.h"
 
-#include "evald/common/py_text.h"
+#include "base/py_text.h"
 
 namespace evald {
 

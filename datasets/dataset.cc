@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "base/file_io.h"
+#include "base/py_text.h"
 #include "datasets/benchmark_strings.h"
-#include "evald/common/file_io.h"
-#include "evald/common/py_text.h"
 
 namespace evald {
 

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "datasets/benchmark_prompts.pb.h"
 #include "datasets/task.h"
-#include "evald/common/status.h"
 
 namespace evald {
 

@@ -1,6 +1,6 @@
 #include "datasets/prompt_builder.h"
 
-#include "evald/common/py_text.h"
+#include "base/py_text.h"
 
 namespace evald {
 

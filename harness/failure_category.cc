@@ -1,6 +1,6 @@
 #include "harness/failure_category.h"
 
-#include "evald/common/py_text.h"
+#include "base/py_text.h"
 #include "harness/result_line.h"
 
 namespace evald {

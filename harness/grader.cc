@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "evald/common/hash.h"
-#include "evald/common/py_text.h"
+#include "base/hash.h"
+#include "base/py_text.h"
 #include "harness/failure_category.h"
 #include "harness/integrity_check.h"
 #include "harness/result_line.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "harness/testbench_hardening.h"
 #include "sandbox/sandbox_protocol.pb.h"
 

@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 
 namespace evald {
 

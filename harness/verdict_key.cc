@@ -1,6 +1,6 @@
 #include "harness/verdict_key.h"
 
-#include "evald/common/hash.h"
+#include "base/hash.h"
 
 namespace evald {
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "evald/common/file_io.h"
+#include "base/file_io.h"
 
 namespace evald {
 

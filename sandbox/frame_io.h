@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 
 namespace evald::sandbox {
 

@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "evald/common/file_io.h"
+#include "base/file_io.h"
 #include "sandbox/frame_io.h"
 
 #ifndef EVALD_SANDBOX_INIT_BUILD_PATH

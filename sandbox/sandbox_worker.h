@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "sandbox/cgroup_limits.h"
 #include "sandbox/sandbox_options.h"
 #include "sandbox/sandbox_protocol.pb.h"

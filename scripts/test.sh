@@ -13,6 +13,9 @@ JOBS="${JOBS:-2}"
 echo "== clang-format =="
 git ls-files '*.cc' '*.h' | xargs clang-format --dry-run -Werror
 
+echo "== layers (no include edge the layering forbids) =="
+python3 scripts/check_layers.py
+
 echo "== build (warnings are errors) =="
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEVALD_WERROR=ON
 cmake --build build-test -j "$JOBS"

@@ -10,14 +10,14 @@
 #include <set>
 #include <thread>
 
+#include "base/file_io.h"
+#include "base/hash.h"
+#include "base/utf8.h"
 #include "evald/backends/core_backend.h"
 #include "evald/backends/openai_wire.h"
 #include "evald/backends/recorded_backend.h"
 #include "evald/backends/remote_backend.h"
 #include "evald/backends/sse_parser.h"
-#include "evald/common/file_io.h"
-#include "evald/common/hash.h"
-#include "evald/common/utf8.h"
 #include "evald/metrics/serving_metrics.h"
 #include "evald/server/http_server.h"
 #include "evald/server/openai_routes.h"

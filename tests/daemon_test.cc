@@ -13,9 +13,9 @@
 #include <sstream>
 #include <thread>
 
+#include "base/file_io.h"
+#include "base/hash.h"
 #include "daemon_client.h"
-#include "evald/common/file_io.h"
-#include "evald/common/hash.h"
 #include "evald/proto/compare.pb.h"
 #include "evald/proto/store.pb.h"
 #include "evald/server/api.h"
@@ -116,7 +116,17 @@ TEST_F(DaemonTest, AuthAndErrorsAreJsonWithTheRightStatus) {
   EXPECT_EQ(Get("/v1/checkpoints/nope").status, 404);
   EXPECT_EQ(Get("/v1/nothing-here").status, 404);
   EXPECT_EQ(Http(daemon_.port(), "DELETE", "/v1/runs", kSubmit).status, 405);
-  EXPECT_EQ(Post("/v1/runs", std::string(2 << 20, 'x')).status, 413);
+  // Every error is {"error", "status"} JSON, the transport's own (413, malformed) included.
+  auto too_big = Post("/v1/runs", std::string(2 << 20, 'x'));
+  EXPECT_EQ(too_big.status, 413);
+  EXPECT_EQ(Parse<v1::ErrorResponse>(too_big.body).status(), 413) << too_big.body;
+  {
+    auto run = CreateRun(BuiltinSamples());
+    auto garbage = Get("/v1/runs/" + run + "/samples?page_token=zzz");
+    EXPECT_EQ(garbage.status, 400) << garbage.body;
+    EXPECT_EQ(Parse<v1::ErrorResponse>(garbage.body).status(), 400) << garbage.body;
+    EXPECT_EQ(Get("/v1/runs/" + run + "/samples?page_token=Bi01_and_gate/00000000").status, 200);
+  }
   EXPECT_EQ(Post("/v1/runs", "{\"samples_jsonl\": \"not json\\n\"}").status, 400);
   auto ds = Post("/v1/runs", "{\"spec\": {\"dataset\": \"/etc\"}, \"samples_jsonl\": \"{}\"}");
   EXPECT_EQ(ds.status, 400);

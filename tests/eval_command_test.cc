@@ -11,9 +11,9 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "evald/common/file_io.h"
-#include "evald/common/hash.h"
-#include "evald/common/py_text.h"
+#include "base/file_io.h"
+#include "base/hash.h"
+#include "base/py_text.h"
 #include "evald/proto/eval.pb.h"
 #include "test_support.h"
 

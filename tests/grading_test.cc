@@ -2,8 +2,8 @@
 // Icarus, must land in the category verilog-eval's analysis uses for that defect.
 #include <gtest/gtest.h>
 
+#include "base/py_text.h"
 #include "datasets/dataset.h"
-#include "evald/common/py_text.h"
 #include "harness/calibration.h"
 #include "harness/failure_category.h"
 #include "test_support.h"

@@ -12,10 +12,10 @@
 #include <set>
 #include <sstream>
 
+#include "base/file_io.h"
+#include "base/hash.h"
+#include "base/py_text.h"
 #include "datasets/dataset.h"
-#include "evald/common/file_io.h"
-#include "evald/common/hash.h"
-#include "evald/common/py_text.h"
 #include "harness/calibration.h"
 #include "harness/failure_category.h"
 #include "test_support.h"

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <random>
 
-#include "evald/common/file_io.h"
-#include "evald/common/hash.h"
+#include "base/file_io.h"
+#include "base/hash.h"
 #include "kernels/generate/generator.h"
 #include "kernels/gguf/gguf_writer.h"
 #include "kernels/gguf/random_model.h"

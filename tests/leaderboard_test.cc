@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "evald/common/file_io.h"
-#include "evald/common/hash.h"
+#include "base/file_io.h"
+#include "base/hash.h"
 
 namespace evald {
 namespace {
@@ -76,6 +76,22 @@ TEST(Leaderboard, RanksFinishedRunsAndRendersEveryFormat) {
   EXPECT_EQ(html->find("<script>alert(1)"), std::string::npos);  // names are escaped
   EXPECT_NE(html->find("&lt;script&gt;"), std::string::npos);
   EXPECT_FALSE(RenderLeaderboard(b, "xml").ok());
+}
+
+// Runs of uploaded samples (no checkpoint) side by side stay distinguishable: by their name,
+// else their labels, else their id.
+TEST(Leaderboard, UploadedRunsAreNamedByNameLabelsOrId) {
+  v1::Run named = FinishedRun("run-n", "", 0.5, {{".", 1}});
+  named.mutable_spec()->set_name("gemma-int4");
+  v1::Run labelled = FinishedRun("run-l", "", 0.4, {{".", 1}});
+  (*labelled.mutable_spec()->mutable_labels())["quant"] = "q8_0";
+  (*labelled.mutable_spec()->mutable_labels())["model"] = "gemma";
+  v1::Run bare = FinishedRun("run-b", "", 0.3, {{".", 1}});
+  v1::Leaderboard b = BuildLeaderboard({named, labelled, bare}, {});
+  ASSERT_EQ(b.rows_size(), 3);
+  EXPECT_EQ(b.rows(0).checkpoint(), "gemma-int4");
+  EXPECT_EQ(b.rows(1).checkpoint(), "model=gemma,quant=q8_0");
+  EXPECT_EQ(b.rows(2).checkpoint(), "run-b");
 }
 
 TEST(Leaderboard, HtmlPageWorksInHeadlessChromium) {

@@ -12,7 +12,7 @@
 
 #include <cstdio>
 
-#include "evald/common/file_io.h"
+#include "base/file_io.h"
 #include "kernels/generate/generator.h"
 #include "kernels/gguf/random_model.h"
 #include "kernels/tokenizer/spm_tokenizer.h"

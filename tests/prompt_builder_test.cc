@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/file_io.h"
 #include "datasets/benchmark_strings.h"
-#include "evald/common/file_io.h"
 #include "test_support.h"
 
 namespace evald {
@@ -16,6 +16,22 @@ namespace {
 using evald::testing::BuiltinDataset;
 using evald::testing::HaveSharedVerilogEval;
 using evald::testing::SharedVerilogEval;
+
+// sv-generate's prompt_rules_suffix, as the script writes it.
+const std::string kScriptRulesSuffix =
+    "\nHere are some additional rules and coding conventions.\n\n"
+    " - Declare all ports and signals as logic; do not to use wire or reg.\n\n"
+    " - For combinational logic with an always block do not explicitly specify\n"
+    "   the sensitivity list; instead use always @(*).\n\n"
+    " - All sized numeric constants must have a size greater than zero\n"
+    "   (e.g, 0'b0 is not a valid expression).\n\n"
+    " - An always block must read at least one signal otherwise it will never\n"
+    "   be executed; use an assign statement instead of an always block in\n"
+    "   situations where there is no need to read any signals.\n\n"
+    " - if the module uses a synchronous reset signal, this means the reset\n"
+    "   signal is sampled with respect to the clock. When implementing a\n"
+    "   synchronous reset signal, do not include posedge reset in the\n"
+    "   sensitivity list of any sequential always block.\n";
 
 TEST(Prompt, SpecToRtlZeroShot) {
   auto ds = Dataset::Load(BuiltinDataset(), Task::kSpecToRtl);
@@ -57,24 +73,9 @@ TEST(Prompt, RulesSuffixIsTheScriptsByteForByte) {
   p.prompt = "Build an AND gate.\n";
   auto prompt = BuildPrompt(*ds, p, {.rules = true});
   ASSERT_TRUE(prompt.ok());
-  EXPECT_EQ(prompt->user,
-            "\nQuestion:\nBuild an AND gate.\n"
-            "\nHere are some additional rules and coding conventions.\n\n"
-            " - Declare all ports and signals as logic; do not to use wire or reg.\n\n"
-            " - For combinational logic with an always block do not explicitly specify\n"
-            "   the sensitivity list; instead use always @(*).\n\n"
-            " - All sized numeric constants must have a size greater than zero\n"
-            "   (e.g, 0'b0 is not a valid expression).\n\n"
-            " - An always block must read at least one signal otherwise it will never\n"
-            "   be executed; use an assign statement instead of an always block in\n"
-            "   situations where there is no need to read any signals.\n\n"
-            " - if the module uses a synchronous reset signal, this means the reset\n"
-            "   signal is sampled with respect to the clock. When implementing a\n"
-            "   synchronous reset signal, do not include posedge reset in the\n"
-            "   sensitivity list of any sequential always block.\n"
-            "\nEnclose your code with [BEGIN] and [DONE]. Only output the code snippet\n"
-            "and do NOT output anything else.\n"
-            "\nAnswer:\n");
+  EXPECT_EQ(prompt->user, "\nQuestion:\nBuild an AND gate.\n" + kScriptRulesSuffix +
+                              "\nEnclose your code with [BEGIN] and [DONE]. Only output the code "
+                              "snippet\nand do NOT output anything else.\n\nAnswer:\n");
 }
 
 TEST(Prompt, SystemInPromptLeadsTheUserTurn) {
@@ -158,22 +159,6 @@ TEST(Prompt, BuiltinStringsEqualTheBenchmarksPromptsJson) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->SerializeAsString(), BuiltinBenchmarkPrompts().SerializeAsString());
 }
-
-// sv-generate's prompt_rules_suffix, as the script writes it.
-const std::string kScriptRulesSuffix =
-    "\nHere are some additional rules and coding conventions.\n\n"
-    " - Declare all ports and signals as logic; do not to use wire or reg.\n\n"
-    " - For combinational logic with an always block do not explicitly specify\n"
-    "   the sensitivity list; instead use always @(*).\n\n"
-    " - All sized numeric constants must have a size greater than zero\n"
-    "   (e.g, 0'b0 is not a valid expression).\n\n"
-    " - An always block must read at least one signal otherwise it will never\n"
-    "   be executed; use an assign statement instead of an always block in\n"
-    "   situations where there is no need to read any signals.\n\n"
-    " - if the module uses a synchronous reset signal, this means the reset\n"
-    "   signal is sampled with respect to the clock. When implementing a\n"
-    "   synchronous reset signal, do not include posedge reset in the\n"
-    "   sensitivity list of any sequential always block.\n";
 
 TEST(Prompt, BenchmarkShotsAreByteIdentical) {
   if (!HaveSharedVerilogEval()) GTEST_SKIP() << "no ../shared/verilog-eval";

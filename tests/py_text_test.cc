@@ -1,4 +1,4 @@
-#include "evald/common/py_text.h"
+#include "base/py_text.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include <chrono>
 #include <thread>
 
-#include "evald/common/file_io.h"
+#include "base/file_io.h"
 #include "test_support.h"
 
 namespace evald {

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/hash.h"
 #include "datasets/dataset.h"
-#include "evald/common/hash.h"
 #include "evald/eval/evaluation.h"
 #include "evald/proto/store.pb.h"
 #include "test_support.h"

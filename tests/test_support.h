@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "evald/common/file_io.h"
+#include "base/file_io.h"
 
 namespace evald::testing {
 

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <string>
 
-#include "evald/common/file_io.h"
-#include "evald/common/numbers.h"
-#include "evald/common/text_escape.h"
+#include "base/file_io.h"
+#include "base/numbers.h"
+#include "base/text_escape.h"
 #include "evald/eval/samples_reader.h"
 #include "evald/gate/ci_gate.h"
 #include "harness/result_line.h"

@@ -5,8 +5,8 @@
 
 #include <set>
 
+#include "base/py_text.h"
 #include "datasets/dataset.h"
-#include "evald/common/py_text.h"
 #include "evald/eval/evaluation.h"
 #include "harness/calibration.h"
 #include "test_support.h"
@@ -75,7 +75,8 @@ TEST_P(BenchmarkData, MutatedReferencesFailWithTheRightCategory) {
       samples.samples.push_back(std::move(r));
     };
     add(ref, '.');
-    add(ref.substr(0, end) + "initial $finish;\n" + ref.substr(end), 'I');  // ends the simulation: refused
+    add(ref.substr(0, end) + "initial $finish;\n" + ref.substr(end),
+        'I');  // ends the simulation: refused
     add(ref.substr(0, end) + "evald_no_such_cell u_missing();\n" + ref.substr(end), 'm');
     add(ref.substr(0, end) + "assign = ;\n" + ref.substr(end), 'S');
     add(ref.substr(0, end) + "RefModule again();\n" + ref.substr(end), 'I');

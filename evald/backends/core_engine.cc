@@ -4,7 +4,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include "evald/common/utf8.h"
+#include "base/utf8.h"
 
 namespace evald {
 

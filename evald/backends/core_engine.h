@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "evald/proto/store.pb.h"
 #include "kernels/generate/generator.h"
 #include "kernels/model/llama_model.h"

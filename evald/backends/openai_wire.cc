@@ -2,7 +2,7 @@
 
 #include <google/protobuf/util/json_util.h>
 
-#include "evald/common/utf8.h"
+#include "base/utf8.h"
 
 namespace evald {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
 #include "evald/backends/sampling_backend.h"
-#include "evald/common/status.h"
 #include "evald/proto/openai.pb.h"
 
 namespace evald {

@@ -12,8 +12,8 @@
 #include <mutex>
 #include <random>
 
+#include "base/utf8.h"
 #include "evald/backends/sse_parser.h"
-#include "evald/common/utf8.h"
 
 namespace evald {
 

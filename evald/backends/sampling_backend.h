@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "evald/proto/store.pb.h"
 
 namespace evald {

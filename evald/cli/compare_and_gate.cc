@@ -6,8 +6,8 @@
 #include <iostream>
 #include <memory>
 
+#include "base/file_io.h"
 #include "evald/cli/report_io.h"
-#include "evald/common/file_io.h"
 #include "evald/eval/report_printer.h"
 #include "evald/gate/ci_gate.h"
 #include "evald/metrics/run_comparison.h"

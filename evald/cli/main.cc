@@ -132,7 +132,18 @@ int main(int argc, char** argv) {
   RegisterExportCommand(app, &run);
   RegisterModelCommands(app, &run);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    (void)app.exit(e);  // prints the message and the usage hint
+    return 2;           // unusable arguments: 2, as every other usage error
+  }
   if (run) return run();
 
   if (prompts->parsed()) {

@@ -2,8 +2,8 @@
 
 #include <google/protobuf/util/json_util.h>
 
-#include "evald/common/file_io.h"
-#include "evald/common/numbers.h"
+#include "base/file_io.h"
+#include "base/numbers.h"
 
 namespace evald {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "evald/proto/eval.pb.h"
 
 namespace evald {

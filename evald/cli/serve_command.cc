@@ -6,8 +6,8 @@
 #include <iostream>
 #include <memory>
 
-#include "evald/common/file_io.h"
-#include "evald/common/numbers.h"
+#include "base/file_io.h"
+#include "base/numbers.h"
 #include "evald/leaderboard/leaderboard.h"
 #include "evald/server/api.h"
 #include "evald/server/http_server.h"
@@ -164,10 +164,14 @@ void RegisterExportCommand(CLI::App& app, std::function<int()>* run) {
       if (!store.ok()) return Fail(store.status());
       RunManager runs(store->get(), {});
       std::map<std::string, v1::Checkpoint> cks;
-      for (auto& ck : runs.ListCheckpoints()) cks[ck.id()] = ck;
+      auto listed_cks = runs.ListCheckpoints();
+      if (!listed_cks.ok()) return Fail(listed_cks.status());
+      for (auto& ck : *listed_cks) cks[ck.id()] = ck;
       RunFilter filter;
       filter.dataset = f->dataset;
-      auto text = RenderLeaderboard(BuildLeaderboard(runs.ListRuns(filter), cks), f->format);
+      auto listed_runs = runs.ListRuns(filter);
+      if (!listed_runs.ok()) return Fail(listed_runs.status());
+      auto text = RenderLeaderboard(BuildLeaderboard(*listed_runs, cks), f->format);
       if (!text.ok()) return Fail(text.status());
       if (f->out.empty()) {
         std::cout << *text;

@@ -9,8 +9,8 @@
 #include <mutex>
 #include <set>
 
+#include "base/hash.h"
 #include "datasets/code_extractor.h"
-#include "evald/common/hash.h"
 #include "evald/eval/sandbox_pool.h"
 #include "evald/metrics/bootstrap.h"
 #include "evald/metrics/pass_at_k.h"

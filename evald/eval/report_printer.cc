@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <map>
 
-#include "evald/common/file_io.h"
-#include "evald/common/text_escape.h"
+#include "base/file_io.h"
+#include "base/text_escape.h"
 #include "harness/failure_category.h"
 
 namespace evald {
@@ -84,7 +84,8 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
   for (const auto& [letter, count] : s.categories()) cats += fmt::format(" {}:{}", letter, count);
   out << "categories:" << cats << "\n";
   for (const auto& c : report.calibration()) {
-    if (!c.note().empty()) out << fmt::format("note: {}: {}\n", c.problem(), c.note());
+    if (!c.note().empty())
+      out << fmt::format("note: {}: {}\n", c.problem(), EscapeControl(c.note()));
   }
   if (report.input_errors_size() > 0) {
     out << fmt::format("{} input error(s):\n", report.input_errors_size());
@@ -108,7 +109,7 @@ void PrintDatasetCheck(const v1::DatasetCheckReport& report, std::ostream& out) 
   for (const auto& p : report.problems()) {
     out << fmt::format("{:<{}} {:>8} {:>9} {:>8.3f}  {}\n", p.problem(), width,
                        p.gradable() ? "yes" : "NO", p.samples_checked(), p.simulate_seconds(),
-                       p.note());
+                       EscapeControl(p.note()));
   }
   out << fmt::format(
       "\n{} problems: {} gradable ({} only with evald's TIMEOUT rule), {} ungradable "

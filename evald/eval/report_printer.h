@@ -4,7 +4,7 @@
 #include <ostream>
 #include <string>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "evald/proto/eval.pb.h"
 
 namespace evald {

@@ -2,9 +2,9 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "base/file_io.h"
+#include "base/py_text.h"
 #include "datasets/dataset.h"
-#include "evald/common/file_io.h"
-#include "evald/common/py_text.h"
 
 namespace evald {
 

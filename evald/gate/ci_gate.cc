@@ -5,8 +5,8 @@
 #include <map>
 #include <sstream>
 
-#include "evald/common/numbers.h"
-#include "evald/common/text_escape.h"
+#include "base/numbers.h"
+#include "base/text_escape.h"
 #include "evald/metrics/run_comparison.h"
 
 namespace evald {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "evald/proto/compare.pb.h"
 #include "evald/proto/eval.pb.h"
 

@@ -3,12 +3,28 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
-#include "evald/common/text_escape.h"
+#include "base/text_escape.h"
 #include "evald/eval/report_printer.h"
 
 namespace evald {
+
+namespace {
+
+// A run without a registered checkpoint: its name, else its labels ("model=a,quant=q4"), else
+// its id, so that uploaded runs side by side stay distinguishable.
+std::string RowName(const v1::Run& run) {
+  if (!run.spec().name().empty()) return run.spec().name();
+  if (!run.spec().checkpoint_id().empty()) return run.spec().checkpoint_id();
+  std::string labels;
+  std::map<std::string, std::string> sorted(run.spec().labels().begin(), run.spec().labels().end());
+  for (const auto& [k, v] : sorted) labels += (labels.empty() ? "" : ",") + k + "=" + v;
+  return labels.empty() ? run.id() : labels;
+}
+
+}  // namespace
 
 namespace {
 
@@ -190,8 +206,7 @@ v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
       row.set_checkpoint(ck->second.name());
       row.set_trained_on(ck->second.trained_on());
     } else {
-      row.set_checkpoint(run.spec().checkpoint_id().empty() ? "(uploaded samples)"
-                                                            : run.spec().checkpoint_id());
+      row.set_checkpoint(RowName(run));
     }
     row.set_hardware(run.spec().hardware());
     row.set_dataset(run.spec().dataset());

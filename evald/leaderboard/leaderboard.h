@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "evald/proto/store.pb.h"
 
 namespace evald {

@@ -8,9 +8,9 @@
 #include <chrono>
 #include <sstream>
 
-#include "evald/common/file_io.h"
-#include "evald/common/numbers.h"
-#include "evald/common/py_text.h"
+#include "base/file_io.h"
+#include "base/numbers.h"
+#include "base/py_text.h"
 #include "evald/eval/report_printer.h"
 #include "evald/leaderboard/leaderboard.h"
 #include "evald/metrics/run_comparison.h"
@@ -268,7 +268,9 @@ HttpResponse Api::Handle(const HttpRequest& req) {
   }
   if (p == "/v1/checkpoints") {
     v1::ListCheckpointsResponse out;
-    for (auto& ck : runs_->ListCheckpoints()) *out.add_checkpoints() = std::move(ck);
+    auto cks = runs_->ListCheckpoints();
+    if (!cks.ok()) return fail(cks.status());
+    for (auto& ck : *cks) *out.add_checkpoints() = std::move(ck);
     return ok(out);
   }
   if (p == "/v1/checkpoints/{id}") {
@@ -284,7 +286,9 @@ HttpResponse Api::Handle(const HttpRequest& req) {
   if (p == "/v1/runs") {
     RunFilter f = FilterFromQuery(query);
     v1::ListRunsResponse out;
-    for (auto& r : runs_->ListRuns(f)) *out.add_runs() = std::move(r);
+    auto listed = runs_->ListRuns(f);
+    if (!listed.ok()) return fail(listed.status());
+    for (auto& r : *listed) *out.add_runs() = std::move(r);
     return ok(out);
   }
   if (p == "/v1/runs/{id}") {
@@ -302,8 +306,9 @@ HttpResponse Api::Handle(const HttpRequest& req) {
     }
     v1::ListSamplesResponse out;
     std::string next;
-    for (auto& s : runs_->ListSamples(id, query["page_token"], size, &next))
-      *out.add_samples() = std::move(s);
+    auto samples = runs_->ListSamples(id, query["page_token"], size, &next);
+    if (!samples.ok()) return fail(samples.status());
+    for (auto& s : *samples) *out.add_samples() = std::move(s);
     out.set_next_page_token(next);
     return ok(out);
   }
@@ -342,8 +347,12 @@ HttpResponse Api::Handle(const HttpRequest& req) {
     std::string format = query.count("format") ? query["format"] : "json";
     RunFilter f = FilterFromQuery(query);
     std::map<std::string, v1::Checkpoint> cks;
-    for (auto& ck : runs_->ListCheckpoints()) cks[ck.id()] = ck;
-    auto rendered = RenderLeaderboard(BuildLeaderboard(runs_->ListRuns(f), cks), format);
+    auto listed_cks = runs_->ListCheckpoints();
+    auto listed_runs = runs_->ListRuns(f);
+    if (!listed_cks.ok()) return fail(listed_cks.status());
+    if (!listed_runs.ok()) return fail(listed_runs.status());
+    for (auto& ck : *listed_cks) cks[ck.id()] = ck;
+    auto rendered = RenderLeaderboard(BuildLeaderboard(*listed_runs, cks), format);
     if (!rendered.ok()) return fail(rendered.status());
     HttpResponse res{http::status::ok, req.version()};
     res.set(http::field::content_type, LeaderboardContentType(format));

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "evald/server/http_server.h"
 #include "evald/server/run_manager.h"
 

@@ -1,5 +1,7 @@
 #include "evald/server/http_server.h"
 
+#include <fmt/format.h>
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
@@ -60,15 +62,17 @@ class Session : public std::enable_shared_from_this<Session> {
       HttpRequest req;
       req.version(11);
       return Send(JsonResponse(req, http::status::payload_too_large,
-                               "{\"error\":\"request body exceeds " +
-                                   std::to_string(options_.max_body_bytes) + " bytes\"}"),
+                               JsonError(http::status::payload_too_large,
+                                         "request body exceeds " +
+                                             std::to_string(options_.max_body_bytes) + " bytes")),
                   /*close=*/true, /*counted=*/false, /*drain=*/true);
     }
     if (ec) {
       HttpRequest req;
       req.version(11);
       return Send(JsonResponse(req, http::status::bad_request,
-                               "{\"error\":\"malformed HTTP request: " + ec.message() + "\"}"),
+                               JsonError(http::status::bad_request,
+                                         "malformed HTTP request: " + ec.message())),
                   true, false, true);
     }
     first_ = false;
@@ -298,6 +302,21 @@ void HttpServer::Stop() {
   impl_->ioc.stop();
   for (auto& t : impl_->threads) t.join();
   impl_->threads.clear();
+}
+
+std::string JsonError(http::status status, std::string_view message) {
+  std::string out = "{\"error\":\"";
+  for (char c : message) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\",\"status\":" + std::to_string(static_cast<int>(status)) + "}";
 }
 
 HttpResponse JsonResponse(const HttpRequest& request, http::status status, std::string body) {

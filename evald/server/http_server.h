@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 
 namespace evald {
 
@@ -71,6 +71,9 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
   uint16_t bound_port_ = 0;
 };
+
+// The body of every error: {"error": message, "status": code}, as the API's own errors.
+std::string JsonError(http::status status, std::string_view message);
 
 // A JSON response with the right headers.
 HttpResponse JsonResponse(const HttpRequest& request, http::status status, std::string body);

@@ -6,9 +6,9 @@
 #include <chrono>
 #include <random>
 
+#include "base/hash.h"
 #include "evald/backends/core_backend.h"
 #include "evald/backends/openai_wire.h"
-#include "evald/common/hash.h"
 
 namespace evald {
 

@@ -7,9 +7,9 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "base/hash.h"
 #include "datasets/code_extractor.h"
 #include "datasets/prompt_builder.h"
-#include "evald/common/hash.h"
 #include "evald/eval/evaluation.h"
 #include "evald/eval/samples_reader.h"
 #include "evald/eval/sandbox_pool.h"
@@ -59,6 +59,14 @@ PromptOptions PromptOptionsOf(const v1::RunSpec& spec) {
 }
 
 }  // namespace
+
+bool ValidPageToken(std::string_view token) {
+  size_t slash = token.rfind('/');
+  if (slash == std::string_view::npos || token.size() - slash - 1 != 8) return false;
+  std::string_view digits = token.substr(slash + 1);
+  return IsValidProblemName(token.substr(0, slash)) &&
+         digits.find_first_not_of("0123456789") == std::string_view::npos;
+}
 
 std::string SampleKey(const std::string& run_id, const std::string& problem, int index) {
   return fmt::format("{}/{}/{:08d}", run_id, problem, index);
@@ -134,14 +142,15 @@ StatusOr<v1::Checkpoint> RunManager::GetCheckpoint(const std::string& id) const 
   return ck;
 }
 
-std::vector<v1::Checkpoint> RunManager::ListCheckpoints() const {
+StatusOr<std::vector<v1::Checkpoint>> RunManager::ListCheckpoints() const {
   std::vector<v1::Checkpoint> out;
-  (void)store_->Scan(Family::kCheckpoints, "", [&](std::string_view, std::string_view value) {
+  Status st = store_->Scan(Family::kCheckpoints, "", [&](std::string_view, std::string_view value) {
     v1::Checkpoint ck;
     if (ck.ParseFromArray(value.data(), static_cast<int>(value.size())))
       out.push_back(std::move(ck));
     return true;
   });
+  if (!st.ok()) return st;
   return out;
 }
 
@@ -348,9 +357,9 @@ StatusOr<v1::Run> RunManager::GetRun(const std::string& id) const {
   return run;
 }
 
-std::vector<v1::Run> RunManager::ListRuns(const RunFilter& f) const {
+StatusOr<std::vector<v1::Run>> RunManager::ListRuns(const RunFilter& f) const {
   std::vector<v1::Run> out;
-  (void)store_->Scan(Family::kRuns, "", [&](std::string_view, std::string_view value) {
+  Status st = store_->Scan(Family::kRuns, "", [&](std::string_view, std::string_view value) {
     v1::Run run;
     if (!run.ParseFromArray(value.data(), static_cast<int>(value.size()))) return true;
     if (!f.checkpoint_id.empty() && run.spec().checkpoint_id() != f.checkpoint_id) return true;
@@ -367,26 +376,34 @@ std::vector<v1::Run> RunManager::ListRuns(const RunFilter& f) const {
     out.push_back(std::move(run));
     return true;
   });
+  if (!st.ok()) return st;
   return out;
 }
 
-std::vector<v1::StoredSample> RunManager::ListSamples(const std::string& run_id,
-                                                      const std::string& page_token, int limit,
-                                                      std::string* next_page_token) const {
+StatusOr<std::vector<v1::StoredSample>> RunManager::ListSamples(
+    const std::string& run_id, const std::string& page_token, int limit,
+    std::string* next_page_token) const {
+  if (!page_token.empty() && !ValidPageToken(page_token))
+    return Status::InvalidArgument("page_token '" + page_token.substr(0, 80) +
+                                   "' is not one this API handed out (PROBLEM/00000042)");
   std::vector<v1::StoredSample> out;
   next_page_token->clear();
   std::string prefix = run_id + "/";
-  (void)store_->Scan(Family::kSamples, prefix, [&](std::string_view key, std::string_view value) {
-    if (!page_token.empty() && std::string(key.substr(prefix.size())) <= page_token) return true;
-    if (static_cast<int>(out.size()) == limit) {
-      // The token is the position of the last sample returned ("problem/index").
-      *next_page_token = fmt::format("{}/{:08d}", out.back().problem(), out.back().index());
-      return false;
-    }
-    v1::StoredSample s;
-    if (s.ParseFromArray(value.data(), static_cast<int>(value.size()))) out.push_back(std::move(s));
-    return true;
-  });
+  Status st =
+      store_->Scan(Family::kSamples, prefix, [&](std::string_view key, std::string_view value) {
+        if (!page_token.empty() && std::string(key.substr(prefix.size())) <= page_token)
+          return true;
+        if (static_cast<int>(out.size()) == limit) {
+          // The token is the position of the last sample returned ("problem/index").
+          *next_page_token = fmt::format("{}/{:08d}", out.back().problem(), out.back().index());
+          return false;
+        }
+        v1::StoredSample s;
+        if (s.ParseFromArray(value.data(), static_cast<int>(value.size())))
+          out.push_back(std::move(s));
+        return true;
+      });
+  if (!st.ok()) return st;
   return out;
 }
 

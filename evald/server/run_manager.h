@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/status.h"
 #include "datasets/dataset.h"
-#include "evald/common/status.h"
 #include "evald/proto/store.pb.h"
 #include "evald/server/grading_in_flight.h"
 #include "evald/server/run_sampling.h"
@@ -61,7 +61,7 @@ class RunManager {
 
   Status PutCheckpoint(v1::Checkpoint* checkpoint);  // assigns id and time
   StatusOr<v1::Checkpoint> GetCheckpoint(const std::string& id) const;
-  std::vector<v1::Checkpoint> ListCheckpoints() const;
+  StatusOr<std::vector<v1::Checkpoint>> ListCheckpoints() const;
 
   // Creates a run: from uploaded samples (JSONL as `evald eval` takes it) with backend
   // "samples", or, for a checkpoint with a model, one that samples spec.sampling.n completions
@@ -71,11 +71,12 @@ class RunManager {
   // completions are asked for again and ungraded samples graded.
   Status Resume(const std::string& id);
   StatusOr<v1::Run> GetRun(const std::string& id) const;
-  std::vector<v1::Run> ListRuns(const RunFilter& filter) const;
+  StatusOr<std::vector<v1::Run>> ListRuns(const RunFilter& filter) const;
   // Samples of a run in (problem, index) order, from `page_token` (exclusive), at most `limit`.
-  std::vector<v1::StoredSample> ListSamples(const std::string& run_id,
-                                            const std::string& page_token, int limit,
-                                            std::string* next_page_token) const;
+  // A page_token that this API did not hand out is an InvalidArgument (HTTP 400).
+  StatusOr<std::vector<v1::StoredSample>> ListSamples(const std::string& run_id,
+                                                      const std::string& page_token, int limit,
+                                                      std::string* next_page_token) const;
   Status Cancel(const std::string& id, const std::string& reason);
   // The run's results as an evaluation report (for compare and leaderboards).
   StatusOr<v1::EvalReport> Report(const std::string& run_id) const;
@@ -114,6 +115,9 @@ class RunManager {
 };
 
 // Store keys.
+// "PROBLEM/00000042": the form of the page tokens ListSamples hands out.
+bool ValidPageToken(std::string_view token);
+
 std::string SampleKey(const std::string& run_id, const std::string& problem, int index);
 
 }  // namespace evald

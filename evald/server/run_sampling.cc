@@ -8,11 +8,11 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "base/file_io.h"
 #include "evald/backends/core_backend.h"
 #include "evald/backends/openai_wire.h"
 #include "evald/backends/recorded_backend.h"
 #include "evald/backends/remote_backend.h"
-#include "evald/common/file_io.h"
 
 namespace evald {
 

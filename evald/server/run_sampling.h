@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "base/status.h"
 #include "evald/backends/sampling_backend.h"
-#include "evald/common/status.h"
 #include "evald/proto/store.pb.h"
 
 namespace evald {

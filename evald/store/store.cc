@@ -12,7 +12,7 @@
 
 #include <chrono>
 
-#include "evald/common/hash.h"
+#include "base/hash.h"
 
 #include "evald/proto/store.pb.h"
 

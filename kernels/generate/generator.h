@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "kernels/generate/sampler.h"
 #include "kernels/model/llama_model.h"
 #include "kernels/tokenizer/tokenizer.h"

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "kernels/gguf/ggml_types.h"
 
 namespace evald::kernels {

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "evald/common/file_io.h"
+#include "base/file_io.h"
 #include "kernels/quant/blocks.h"
 
 namespace evald::kernels {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "kernels/gguf/gguf_file.h"
 
 namespace evald::kernels {

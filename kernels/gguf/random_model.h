@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "kernels/gguf/ggml_types.h"
 
 namespace evald::kernels {

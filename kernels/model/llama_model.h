@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "kernels/gguf/gguf_file.h"
 #include "kernels/ops/matvec.h"
 #include "kernels/ops/packed_matrix.h"

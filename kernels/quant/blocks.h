@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "kernels/gguf/ggml_types.h"
 
 namespace evald::kernels {

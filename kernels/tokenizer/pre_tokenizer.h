@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 
 namespace evald::kernels {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 #include "kernels/gguf/gguf_file.h"
 #include "kernels/tokenizer/tokenizer.h"
 

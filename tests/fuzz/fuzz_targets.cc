@@ -6,10 +6,10 @@
 #include <string>
 #include <string_view>
 
+#include "base/utf8.h"
 #include "datasets/code_extractor.h"
 #include "evald/backends/openai_wire.h"
 #include "evald/backends/sse_parser.h"
-#include "evald/common/utf8.h"
 #include "evald/eval/samples_reader.h"
 #include "harness/failure_category.h"
 #include "harness/integrity_check.h"
@@ -20,12 +20,6 @@
 #include "sandbox/sandbox_protocol.pb.h"
 
 namespace evald::fuzz {
-
-namespace {
-std::string_view View(const uint8_t* data, size_t size) {
-  return {reinterpret_cast<const char*>(data), size};
-}
-}  // namespace
 
 int ExtractAndClassify(const uint8_t* data, size_t size) {
   std::string_view text = View(data, size);

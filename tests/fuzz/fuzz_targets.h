@@ -6,8 +6,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace evald::fuzz {
+
+inline std::string_view View(const uint8_t* data, size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
 
 // Code extraction for both tasks, plus the benchmark's log scan over the same bytes.
 int ExtractAndClassify(const uint8_t* data, size_t size);

@@ -2,7 +2,7 @@
 // scripts/fuzz_smoke.sh can build them with clang and run them under libFuzzer in every CI run.
 #include <string_view>
 
-#include "evald/common/py_text.h"
+#include "base/py_text.h"
 #include "harness/failure_category.h"
 #include "harness/integrity_check.h"
 #include "harness/result_line.h"
@@ -10,12 +10,6 @@
 #include "tests/fuzz/fuzz_targets.h"
 
 namespace evald::fuzz {
-
-namespace {
-std::string_view View(const uint8_t* data, size_t size) {
-  return {reinterpret_cast<const char*>(data), size};
-}
-}  // namespace
 
 int CheckIntegrity(const uint8_t* data, size_t size) {
   (void)CheckDesignIntegrity(View(data, size));

@@ -1,4 +1,4 @@
-#include "evald/common/hash.h"
+#include "base/hash.h"
 
 #include <openssl/evp.h>
 #include <sys/random.h>

@@ -1,4 +1,4 @@
-#include "evald/common/utf8.h"
+#include "base/utf8.h"
 
 namespace evald {
 

@@ -1,4 +1,4 @@
-#include "evald/common/text_escape.h"
+#include "base/text_escape.h"
 
 namespace evald {
 

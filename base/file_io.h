@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "evald/common/status.h"
+#include "base/status.h"
 
 namespace evald {
 

@@ -1,4 +1,4 @@
-#include "evald/common/status.h"
+#include "base/status.h"
 
 namespace evald {
 

@@ -1,4 +1,4 @@
-#include "evald/common/numbers.h"
+#include "base/numbers.h"
 
 #include <charconv>
 #include <cmath>
