@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/evald-ccache}"
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"  # clones in other folders share the cache
 JOBS="${JOBS:-2}"
 
 echo "== clang-format =="

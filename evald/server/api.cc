@@ -292,8 +292,16 @@ HttpResponse Api::Handle(const HttpRequest& req) {
     return ok(out);
   }
   if (p == "/v1/runs/{id}") {
-    auto run = runs_->GetRun(id);
-    return run.ok() ? ok(*run) : fail(run.status());
+    auto record = runs_->GetRunBytes(id);
+    if (!record.ok()) return fail(record.status());
+    if (auto body = finished_bodies_.Find(id, *record))
+      return JsonResponse(req, http::status::ok, std::move(*body));
+    v1::Run run;
+    if (!run.ParseFromString(*record)) return fail(Status::Corruption("stored run does not parse"));
+    std::string body = CompactJson(run);
+    if (run.state() == v1::SUCCEEDED || run.state() == v1::FAILED || run.state() == v1::CANCELLED)
+      finished_bodies_.Keep(id, std::move(*record), body);
+    return JsonResponse(req, http::status::ok, std::move(body));
   }
   if (p == "/v1/runs/{id}/samples") {
     auto run = runs_->GetRun(id);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "evald/server/finished_run_bodies.h"
 #include "evald/server/http_server.h"
 #include "evald/server/run_manager.h"
 
@@ -31,6 +32,7 @@ class Api {
  private:
   RunManager* runs_;
   TokenScopes tokens_;
+  FinishedRunBodies finished_bodies_;
 };
 
 }  // namespace evald

@@ -350,6 +350,13 @@ Status RunManager::Resume(const std::string& id) {
   return Status::Ok();
 }
 
+StatusOr<std::string> RunManager::GetRunBytes(const std::string& id) const {
+  std::string bytes;
+  Status st = store_->GetBytes(Family::kRuns, id, &bytes);
+  if (!st.ok()) return st.code() == Status::Code::kNotFound ? Status::NotFound("no run " + id) : st;
+  return bytes;
+}
+
 StatusOr<v1::Run> RunManager::GetRun(const std::string& id) const {
   v1::Run run;
   Status st = store_->Get(Family::kRuns, id, &run);

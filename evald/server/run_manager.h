@@ -70,6 +70,8 @@ class RunManager {
   // Queues a FAILED or CANCELLED run again: what was generated and graded stays; missing
   // completions are asked for again and ungraded samples graded.
   Status Resume(const std::string& id);
+  // A run's stored record as bytes (what GetRun parses), for callers that cache by content.
+  StatusOr<std::string> GetRunBytes(const std::string& id) const;
   StatusOr<v1::Run> GetRun(const std::string& id) const;
   StatusOr<std::vector<v1::Run>> ListRuns(const RunFilter& filter) const;
   // Samples of a run in (problem, index) order, from `page_token` (exclusive), at most `limit`.

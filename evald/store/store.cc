@@ -94,11 +94,15 @@ Status Store::Put(Family family, std::string_view key, const google::protobuf::M
   return Commit(&batch, "writing " + std::string(key));
 }
 
+Status Store::GetBytes(Family family, std::string_view key, std::string* bytes) const {
+  auto st = db_->Get(rocksdb::ReadOptions(), Handle(family), rocksdb::Slice(key.data(), key.size()),
+                     bytes);
+  return FromRocks(st, std::string(key));
+}
+
 Status Store::Get(Family family, std::string_view key, google::protobuf::MessageLite* value) const {
   std::string bytes;
-  auto st = db_->Get(rocksdb::ReadOptions(), Handle(family), rocksdb::Slice(key.data(), key.size()),
-                     &bytes);
-  if (!st.ok()) return FromRocks(st, std::string(key));
+  EVALD_RETURN_IF_ERROR(GetBytes(family, key, &bytes));
   if (!value->ParseFromString(bytes))
     return Status::Corruption("stored record " + std::string(key) + " does not parse");
   return Status::Ok();

@@ -47,6 +47,8 @@ class Store {
   Status Put(Family family, std::string_view key, const google::protobuf::MessageLite& value);
   // NotFound when absent; Corruption when the stored bytes do not parse.
   Status Get(Family family, std::string_view key, google::protobuf::MessageLite* value) const;
+  // The stored bytes as they are (NotFound when absent).
+  Status GetBytes(Family family, std::string_view key, std::string* bytes) const;
   // Visits keys with `prefix` in order until `visit` returns false.
   Status Scan(Family family, std::string_view prefix,
               const std::function<bool(std::string_view key, std::string_view value)>& visit) const;

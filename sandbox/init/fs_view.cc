@@ -120,13 +120,17 @@ std::string BuildFsView(const std::vector<std::string>& extra_readonly, bool mou
     if (::mount("proc", proc.c_str(), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0) {
       *proc_mounted = true;
       // The host's boot parameters and identity are not the design's business: an empty file
-      // over each (a failed mask fails the sandbox rather than leaving the fact readable).
+      // over each. Where a mask is not allowed (some unprivileged user namespaces), /proc goes
+      // rather than leaving the facts readable.
       for (const char* masked : {"/cmdline", "/sys/kernel/random/boot_id", "/bootconfig"}) {
         std::string target = proc + masked;
         struct stat st {};
         if (::stat(target.c_str(), &st) != 0) continue;
-        if (::mount("/dev/null", target.c_str(), nullptr, MS_BIND, nullptr) != 0)
-          return Errno("mask " + target);
+        if (::mount("/dev/null", target.c_str(), nullptr, MS_BIND, nullptr) != 0) {
+          ::umount2(proc.c_str(), MNT_DETACH);
+          *proc_mounted = false;
+          break;
+        }
       }
     }
   }
