@@ -9,8 +9,10 @@
 
 namespace evald {
 
-StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes, Links links) {
+  int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+  if (links == Links::kRefuse) flags |= O_NOFOLLOW;
+  int fd = ::open(path.c_str(), flags);
   if (fd < 0) return Status::IoError("cannot open " + path + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -11,9 +11,15 @@ namespace evald {
 
 inline constexpr size_t kDefaultMaxFileBytes = 256u << 20;
 
-// Reads a whole regular file, failing if it is larger than max_bytes.
+// Whether a read may follow a symbolic link at the path's last component (kRefuse: a file that
+// an untrusted step wrote, which could point anywhere).
+enum class Links { kFollow, kRefuse };
+
+// Reads a whole regular file: InvalidArgument if it is larger than max_bytes, IoError if it
+// cannot be opened or is not a regular file.
 StatusOr<std::string> ReadFileBounded(const std::string& path,
-                                      size_t max_bytes = kDefaultMaxFileBytes);
+                                      size_t max_bytes = kDefaultMaxFileBytes,
+                                      Links links = Links::kFollow);
 
 // Writes a file atomically (temporary file + rename) so readers never see half of it.
 Status WriteFileAtomic(const std::string& path, const std::string& contents);

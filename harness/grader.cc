@@ -282,7 +282,7 @@ bool ClassifyBeforeCompile(const DesignRun& run, SimulatorKind simulator,
   v->benchmark = BenchmarkLogCategory(v->log);
   if (LimitVerdict(pp, run.oom_killed, run.limits.compile_address_space, "preprocessing", v))
     return true;
-  char c = BenchmarkLogCategory(v->log);
+  const char c = v->benchmark;
   v->category = (c == '?' || c == '.' || c == 'T') ? category::kCompileOther : c;
   v->detail = "preprocessing failed: " + FirstErrorLine(v->log);
   return true;

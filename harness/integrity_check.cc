@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 
+#include "base/py_text.h"
 #include "harness/verilog_lexer.h"
 
 namespace evald {
@@ -53,10 +54,6 @@ const Forbidden kForbiddenSystemNames[] = {
 // System names starting with "$f" that are plain functions, not file I/O.
 const NameSet kAllowedF = {"$floor", "$fell", "$fell_gclk", "$falling_gclk", "$future_gclk"};
 
-bool StartsWith(std::string_view s, std::string_view p) {
-  return s.substr(0, p.size()) == p;
-}
-
 // Why a system task or function is refused; nullptr when it is allowed.
 const char* ForbiddenSystemName(std::string_view name) {
   for (const auto& f : kForbiddenSystemNames)
@@ -64,10 +61,10 @@ const char* ForbiddenSystemName(std::string_view name) {
   if (name.size() > 2 && name[1] == 'c' &&
       name.find_first_not_of("0123456789", 2) == std::string_view::npos)
     return "runs host code (Verilator)";  // $c8 ... $c64
-  if (StartsWith(name, "$f") && !kAllowedF.count(name)) return "file I/O";
-  if (StartsWith(name, "$readmem") || StartsWith(name, "$sreadmem")) return "reads a file";
-  if (StartsWith(name, "$writemem")) return "writes a file";
-  if (StartsWith(name, "$dump")) return "writes a waveform file";
+  if (py::StartsWith(name, "$f") && !kAllowedF.count(name)) return "file I/O";
+  if (py::StartsWith(name, "$readmem") || py::StartsWith(name, "$sreadmem")) return "reads a file";
+  if (py::StartsWith(name, "$writemem")) return "writes a file";
+  if (py::StartsWith(name, "$dump")) return "writes a waveform file";
   return nullptr;
 }
 
@@ -99,7 +96,7 @@ IntegrityFinding CheckToken(const VerilogToken& t, const VerilogToken* next,
           next->text == ".")
         return Violation(t, "hierarchical reference into the testbench (" + text + ".)");
       if ((t.text == "import" || t.text == "export") && next && next->kind == Kind::kString &&
-          StartsWith(next->text, "DPI"))
+          py::StartsWith(next->text, "DPI"))
         return Violation(t, "DPI " + text + " (native code)");
       if (t.text == "bind") return Violation(t, "bind statement (attaches code to other scopes)");
       if (t.text == "final") return Violation(t, "final block (runs after the testbench's end)");
@@ -115,7 +112,7 @@ IntegrityFinding CheckToken(const VerilogToken& t, const VerilogToken* next,
       break;
     case Kind::kDirective:
       if (t.text == "include") return Violation(t, "`include of an outside file");
-      if (StartsWith(t.text, "systemc_") || t.text == "verilator_config")
+      if (py::StartsWith(t.text, "systemc_") || t.text == "verilator_config")
         return Violation(t, "`" + text + " block (native code)");
       if (t.text == "ifdef" || t.text == "ifndef") ++*conditional_depth;
       if (t.text == "endif") --*conditional_depth;

@@ -33,13 +33,18 @@ const std::string kScriptRulesSuffix =
     "   synchronous reset signal, do not include posedge reset in the\n"
     "   sensitivity list of any sequential always block.\n";
 
-TEST(Prompt, SpecToRtlZeroShot) {
+// The spec-to-rtl prompt for a problem whose spec is `spec`, with the built-in strings.
+StatusOr<Prompt> SpecPrompt(const std::string& spec, const PromptOptions& options) {
   auto ds = Dataset::Load(BuiltinDataset(), Task::kSpecToRtl);
-  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  if (!ds.ok()) return ds.status();
   Problem p;
-  p.prompt = "\n  Build an AND gate.  \n\n";
-  auto prompt = BuildPrompt(*ds, p, {});
-  ASSERT_TRUE(prompt.ok());
+  p.prompt = spec;
+  return BuildPrompt(*ds, p, options);
+}
+
+TEST(Prompt, SpecToRtlZeroShot) {
+  auto prompt = SpecPrompt("\n  Build an AND gate.  \n\n", {});
+  ASSERT_TRUE(prompt.ok()) << prompt.status().ToString();
   EXPECT_EQ(
       prompt->system,
       "\nYou are a Verilog RTL designer that only writes code using correct Verilog syntax.\n");
@@ -49,16 +54,12 @@ TEST(Prompt, SpecToRtlZeroShot) {
 }
 
 TEST(Prompt, SpecToRtlRulesAndExplain) {
-  auto ds = Dataset::Load(BuiltinDataset(), Task::kSpecToRtl);
-  ASSERT_TRUE(ds.ok());
-  Problem p;
-  p.prompt = "Spec.";
-  auto with_rules = BuildPrompt(*ds, p, {.rules = true});
+  auto with_rules = SpecPrompt("Spec.", {.rules = true});
   ASSERT_TRUE(with_rules.ok());
   // rules_suffix ends with "block.\n"; rstrip + "\n" + no-explain suffix follows it.
   EXPECT_NE(with_rules->user.find("sequential always block.\n\nEnclose your code"),
             std::string::npos);
-  auto explain = BuildPrompt(*ds, p, {.explain = true});
+  auto explain = SpecPrompt("Spec.", {.explain = true});
   ASSERT_TRUE(explain.ok());
   EXPECT_EQ(explain->user, "\nQuestion:\nSpec.\n\nAnswer:\n");
 }
@@ -67,11 +68,7 @@ TEST(Prompt, SpecToRtlRulesAndExplain) {
 // out here rather than taken from evald's constants: the constant was once wrong and a test that
 // compared it with itself could not see it.
 TEST(Prompt, RulesSuffixIsTheScriptsByteForByte) {
-  auto ds = Dataset::Load(BuiltinDataset(), Task::kSpecToRtl);
-  ASSERT_TRUE(ds.ok());
-  Problem p;
-  p.prompt = "Build an AND gate.\n";
-  auto prompt = BuildPrompt(*ds, p, {.rules = true});
+  auto prompt = SpecPrompt("Build an AND gate.\n", {.rules = true});
   ASSERT_TRUE(prompt.ok());
   EXPECT_EQ(prompt->user, "\nQuestion:\nBuild an AND gate.\n" + kScriptRulesSuffix +
                               "\nEnclose your code with [BEGIN] and [DONE]. Only output the code "
@@ -79,18 +76,14 @@ TEST(Prompt, RulesSuffixIsTheScriptsByteForByte) {
 }
 
 TEST(Prompt, SystemInPromptLeadsTheUserTurn) {
-  auto ds = Dataset::Load(BuiltinDataset(), Task::kSpecToRtl);
-  ASSERT_TRUE(ds.ok());
-  Problem p;
-  p.prompt = "Spec.";
-  auto prompt = BuildPrompt(*ds, p, {.explain = true, .system_in_prompt = true});
+  auto prompt = SpecPrompt("Spec.", {.explain = true, .system_in_prompt = true});
   ASSERT_TRUE(prompt.ok());
   EXPECT_EQ(prompt->user,
             "\nYou are a Verilog RTL designer that only writes code using correct Verilog "
             "syntax.\n\n\nQuestion:\nSpec.\n\nAnswer:\n");
   EXPECT_EQ(prompt->system, BuiltinBenchmarkPrompts().spec_to_rtl().system_msg());
   EXPECT_TRUE(prompt->SystemTurn().empty());  // not sent twice
-  auto plain = BuildPrompt(*ds, p, {.explain = true});
+  auto plain = SpecPrompt("Spec.", {.explain = true});
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->SystemTurn(), plain->system);
 }

@@ -77,10 +77,7 @@ std::string CompactJson(const google::protobuf::Message& m) {
 }
 
 HttpResponse Error(const HttpRequest& req, http::status status, const std::string& message) {
-  v1::ErrorResponse e;
-  e.set_error(message);
-  e.set_status(static_cast<int>(status));
-  auto res = JsonResponse(req, status, CompactJson(e));
+  auto res = JsonResponse(req, status, JsonError(status, message));
   if (status == http::status::unauthorized) res.set(http::field::www_authenticate, "Bearer");
   return res;
 }

@@ -25,17 +25,15 @@ GradingInFlight::Attempt GradingInFlight::Begin(const std::string& key, const st
     return Attempt(nullptr, false);
   }
   const bool suspect = record.attempts() > 0;
-  if (!suspect) {
-    record.set_run_id(run_id);
-    record.set_problem(problem);
-    record.set_index(index);
-  }
   if (suspect) {
     ++suspects_waiting_;
     changed_.wait(lock, [&] { return running_ == 0; });
     --suspects_waiting_;
     alone_running_ = true;
   } else {
+    record.set_run_id(run_id);
+    record.set_problem(problem);
+    record.set_index(index);
     changed_.wait(lock, [&] { return suspects_waiting_ == 0 && !alone_running_; });
   }
   ++running_;

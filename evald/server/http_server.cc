@@ -1,13 +1,14 @@
 #include "evald/server/http_server.h"
 
-#include <fmt/format.h>
-
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 
 #include <spdlog/spdlog.h>
 #include <array>
+
+#include "evald/eval/report_printer.h"
+#include "evald/proto/store.pb.h"
 
 namespace evald {
 
@@ -305,18 +306,10 @@ void HttpServer::Stop() {
 }
 
 std::string JsonError(http::status status, std::string_view message) {
-  std::string out = "{\"error\":\"";
-  for (char c : message) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\",\"status\":" + std::to_string(static_cast<int>(status)) + "}";
+  v1::ErrorResponse e;
+  e.set_error(std::string(message));
+  e.set_status(static_cast<int>(status));
+  return ToJson(e, /*pretty=*/false);
 }
 
 HttpResponse JsonResponse(const HttpRequest& request, http::status status, std::string body) {

@@ -358,9 +358,11 @@ StatusOr<std::string> RunManager::GetRunBytes(const std::string& id) const {
 }
 
 StatusOr<v1::Run> RunManager::GetRun(const std::string& id) const {
+  auto bytes = GetRunBytes(id);
+  if (!bytes.ok()) return bytes.status();
   v1::Run run;
-  Status st = store_->Get(Family::kRuns, id, &run);
-  if (!st.ok()) return st.code() == Status::Code::kNotFound ? Status::NotFound("no run " + id) : st;
+  if (!run.ParseFromString(*bytes))
+    return Status::Corruption("stored run " + id + " does not parse");
   return run;
 }
 

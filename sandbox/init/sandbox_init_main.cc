@@ -21,7 +21,9 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
+#include "base/file_io.h"
 #include "sandbox/frame_io.h"
 #include "sandbox/init/fs_view.h"
 #include "sandbox/init/seccomp_filter.h"
@@ -78,7 +80,11 @@ std::string MakeWritableDir(const std::string& path, uint32_t uid, uint32_t gid)
 void KeepOnly(const std::string& dir, const google::protobuf::RepeatedPtrField<std::string>& keep,
               const std::string& prefix = "") {
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+  // Listed first, removed after: whether readdir() still returns entries of a directory that
+  // changes under it is unspecified, and nothing may be skipped here.
+  std::vector<std::filesystem::directory_entry> entries;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) entries.push_back(entry);
+  for (const auto& entry : entries) {
     std::string rel = prefix + entry.path().filename().string();
     if (prefix.empty() && rel == ".tmp") continue;
     bool kept = false, leads_to_kept = false;
@@ -93,31 +99,6 @@ void KeepOnly(const std::string& dir, const google::protobuf::RepeatedPtrField<s
     }
     std::filesystem::remove_all(entry.path(), ec);  // does not follow symbolic links
   }
-}
-
-// Reads a file a step wrote, refusing links and anything but a regular file.
-bool ReadCollected(const std::string& path, uint64_t max_bytes, std::string* out, bool* oversized) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
-  struct stat st {};
-  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  if (ok && static_cast<uint64_t>(st.st_size) > max_bytes) {
-    *oversized = true;
-    ok = false;
-  }
-  char buf[65536];
-  while (ok) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out->append(buf, static_cast<size_t>(n));
-    if (out->size() > max_bytes) {
-      *oversized = true;
-      ok = false;
-    }
-  }
-  ::close(fd);
-  return ok;
 }
 
 // Removes every System V IPC object of the sandbox's IPC namespace, so that nothing a job
@@ -266,11 +247,11 @@ class Init {
   static void Collect(const JobRequest& request, const std::string& dir, JobResponse* response) {
     for (const auto& name : request.collect()) {
       if (!ValidFileName(name)) continue;
-      std::string data;
-      bool oversized = false;
-      if (ReadCollected(dir + "/" + name, request.collect_max_bytes(), &data, &oversized)) {
-        (*response->mutable_collected())[name] = std::move(data);
-      } else if (oversized) {
+      // Links and anything but a regular file are refused; InvalidArgument: over the size.
+      auto data = ReadFileBounded(dir + "/" + name, request.collect_max_bytes(), Links::kRefuse);
+      if (data.ok()) {
+        (*response->mutable_collected())[name] = std::move(*data);
+      } else if (data.status().code() == Status::Code::kInvalidArgument) {
         response->add_collect_oversized(name);
       }
     }

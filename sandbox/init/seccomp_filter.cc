@@ -314,26 +314,26 @@ const char* const kAllowed[] = {
     "timer_delete",
 };
 
+// One unconditional rule per named call; names libseccomp does not know here are skipped.
+template <size_t N>
+int AddRules(scmp_filter_ctx ctx, const char* const (&names)[N], uint32_t action) {
+  for (const char* name : names) {
+    int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) continue;
+    if (int rc = seccomp_rule_add(ctx, action, nr, 0); rc < 0) return rc;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int InstallSeccompFilter() {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(ENOSYS));
   if (!ctx) return -ENOMEM;
-  int rc = 0;
-  for (const char* name : kAllowed) {
-    int nr = seccomp_syscall_resolve_name(name);
-    if (nr == __NR_SCMP_ERROR) continue;
-    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
-    if (rc < 0) break;
-  }
+  int rc = AddRules(ctx, kAllowed, SCMP_ACT_ALLOW);
   // The refused calls answer EPERM, as they did under the deny-list: a tool that probes one
   // (socket() for a name service, say) sees "not permitted", not "not implemented".
-  for (const char* name : kDenied) {
-    if (rc < 0) break;
-    int nr = seccomp_syscall_resolve_name(name);
-    if (nr == __NR_SCMP_ERROR) continue;
-    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
-  }
+  if (rc >= 0) rc = AddRules(ctx, kDenied, SCMP_ACT_ERRNO(EPERM));
   // clone() may create threads and processes but no namespaces: allowed when no namespace flag
   // is set, EPERM for each flag (disjoint conditions).
   const unsigned long kNamespaceFlags[] = {CLONE_NEWNS,    CLONE_NEWPID, CLONE_NEWNET,
