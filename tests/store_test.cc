@@ -4,7 +4,7 @@
 
 #include "base/hash.h"
 #include "datasets/dataset.h"
-#include "evald/eval/evaluation.h"
+#include "evald/runs/evaluation.h"
 #include "evald/proto/store.pb.h"
 #include "test_support.h"
 

@@ -7,7 +7,7 @@
 
 #include "base/py_text.h"
 #include "datasets/dataset.h"
-#include "evald/eval/evaluation.h"
+#include "evald/runs/evaluation.h"
 #include "harness/calibration.h"
 #include "test_support.h"
 

@@ -21,7 +21,7 @@
 #include "evald/cli/report_io.h"
 #include "evald/cli/run_command.h"
 #include "evald/cli/serve_command.h"
-#include "evald/eval/evaluation.h"
+#include "evald/runs/evaluation.h"
 #include "evald/eval/report_printer.h"
 #include "evald/store/store.h"
 

@@ -14,36 +14,11 @@
 #include "evald/eval/report_printer.h"
 #include "evald/leaderboard/leaderboard.h"
 #include "evald/metrics/run_comparison.h"
+#include "evald/server/prometheus_text.h"
 
 namespace evald {
 
 namespace {
-
-struct Route {
-  http::verb method;
-  std::string path;   // segments; "{id}" matches one segment
-  std::string scope;  // "" (public), "read", "submit"
-};
-
-const std::vector<Route>& RouteTable() {
-  static const std::vector<Route> routes = {
-      {http::verb::get, "/healthz", ""},
-      {http::verb::get, "/metrics", "read"},
-      {http::verb::post, "/v1/checkpoints", "submit"},
-      {http::verb::get, "/v1/checkpoints", "read"},
-      {http::verb::get, "/v1/checkpoints/{id}", "read"},
-      {http::verb::post, "/v1/runs", "submit"},
-      {http::verb::get, "/v1/runs", "read"},
-      {http::verb::get, "/v1/runs/{id}", "read"},
-      {http::verb::get, "/v1/runs/{id}/samples", "read"},
-      {http::verb::get, "/v1/runs/{id}/report", "read"},
-      {http::verb::post, "/v1/runs/{id}/cancel", "submit"},
-      {http::verb::post, "/v1/runs/{id}/resume", "submit"},
-      {http::verb::get, "/v1/compare", "read"},
-      {http::verb::get, "/v1/leaderboard", "read"},
-  };
-  return routes;
-}
 
 std::vector<std::string> Split(std::string_view path) {
   std::vector<std::string> out;
@@ -160,6 +135,27 @@ StatusOr<TokenScopes> LoadTokens(const std::string& path) {
 
 Api::Api(RunManager* runs, TokenScopes tokens) : runs_(runs), tokens_(std::move(tokens)) {}
 
+const std::vector<Api::Route>& Api::RouteTable() {
+  using V = http::verb;
+  static const std::vector<Route> routes = {
+      {V::get, "/healthz", "", &Api::Healthz},
+      {V::get, "/metrics", "read", &Api::Metrics},
+      {V::post, "/v1/checkpoints", "submit", &Api::CreateCheckpoint},
+      {V::get, "/v1/checkpoints", "read", &Api::ListCheckpoints},
+      {V::get, "/v1/checkpoints/{id}", "read", &Api::GetCheckpoint},
+      {V::post, "/v1/runs", "submit", &Api::CreateRun},
+      {V::get, "/v1/runs", "read", &Api::ListRuns},
+      {V::get, "/v1/runs/{id}", "read", &Api::GetRun},
+      {V::get, "/v1/runs/{id}/samples", "read", &Api::ListSamples},
+      {V::get, "/v1/runs/{id}/report", "read", &Api::GetReport},
+      {V::post, "/v1/runs/{id}/cancel", "submit", &Api::CancelRun},
+      {V::post, "/v1/runs/{id}/resume", "submit", &Api::ResumeRun},
+      {V::get, "/v1/compare", "read", &Api::Compare},
+      {V::get, "/v1/leaderboard", "read", &Api::Leaderboard},
+  };
+  return routes;
+}
+
 std::vector<std::string> Api::Routes() {
   std::vector<std::string> out;
   for (const auto& r : RouteTable())
@@ -167,204 +163,213 @@ std::vector<std::string> Api::Routes() {
   return out;
 }
 
+std::optional<HttpResponse> Api::Authorize(const HttpRequest& req, const Route& route) const {
+  if (route.scope.empty()) return std::nullopt;
+  auto auth = req[http::field::authorization];
+  std::string_view a(auth.data(), auth.size());
+  if (a.substr(0, 7) != "Bearer ")
+    return Error(req, http::status::unauthorized, "missing bearer token");
+  auto it = tokens_.find(std::string(a.substr(7)));
+  if (it == tokens_.end()) return Error(req, http::status::unauthorized, "unknown token");
+  if (!it->second.count(route.scope))
+    return Error(req, http::status::forbidden, "token lacks the '" + route.scope + "' scope");
+  return std::nullopt;
+}
+
 HttpResponse Api::Handle(const HttpRequest& req) {
   auto url =
       boost::urls::parse_origin_form(std::string_view(req.target().data(), req.target().size()));
   if (!url) return Error(req, http::status::bad_request, "malformed request target");
   std::string path(url->path());
-  std::map<std::string, std::string> query;
-  for (auto param : url->params()) query[std::string(param.key)] = std::string(param.value);
+  Call call{req, "", {}};
+  for (auto param : url->params()) call.query[std::string(param.key)] = std::string(param.value);
   auto segs = Split(path);
-
-  const Route* route = nullptr;
   bool path_known = false;
-  std::string id;
   for (const auto& r : RouteTable()) {
-    std::string got;
-    if (!Match(r.path, segs, &got)) continue;
+    std::string id;
+    if (!Match(r.path, segs, &id)) continue;
     path_known = true;
-    if (r.method == req.method()) {
-      route = &r;
-      id = got;
-      break;
-    }
+    if (r.method != req.method()) continue;
+    if (auto denied = Authorize(req, r)) return std::move(*denied);
+    call.id = std::move(id);
+    return (this->*r.handler)(call);
   }
-  if (!route) {
-    return path_known
-               ? Error(req, http::status::method_not_allowed, "method not allowed on " + path)
-               : Error(req, http::status::not_found, "no such endpoint: " + path);
-  }
-  if (!route->scope.empty()) {
-    auto auth = req[http::field::authorization];
-    std::string_view a(auth.data(), auth.size());
-    if (a.substr(0, 7) != "Bearer ")
-      return Error(req, http::status::unauthorized, "missing bearer token");
-    auto it = tokens_.find(std::string(a.substr(7)));
-    if (it == tokens_.end()) return Error(req, http::status::unauthorized, "unknown token");
-    if (!it->second.count(route->scope))
-      return Error(req, http::status::forbidden, "token lacks the '" + route->scope + "' scope");
-  }
+  return path_known ? Error(req, http::status::method_not_allowed, "method not allowed on " + path)
+                    : Error(req, http::status::not_found, "no such endpoint: " + path);
+}
 
-  auto ok = [&](const google::protobuf::Message& m, http::status s = http::status::ok) {
-    return JsonResponse(req, s, CompactJson(m));
-  };
-  auto fail = [&](const Status& st) { return Error(req, StatusFor(st), st.message()); };
-  const std::string& p = route->path;
+namespace {
 
-  if (p == "/healthz") return JsonResponse(req, http::status::ok, "{\"status\":\"ok\"}");
-  if (p == "/metrics") {
-    const auto& c = runs_->counters();
-    double secs = c.grading_micros / 1e6;
-    std::string body = fmt::format(
-        "# HELP evald_runs_total Runs by final state.\n# TYPE evald_runs_total counter\n"
-        "evald_runs_total{{state=\"created\"}} {}\nevald_runs_total{{state=\"succeeded\"}} {}\n"
-        "evald_runs_total{{state=\"failed\"}} {}\nevald_runs_total{{state=\"cancelled\"}} {}\n"
-        "# HELP evald_samples_graded_total Samples graded.\n# TYPE evald_samples_graded_total "
-        "counter\n"
-        "evald_samples_graded_total {}\n"
-        "# HELP evald_simulations_total Simulations run.\n# TYPE evald_simulations_total counter\n"
-        "evald_simulations_total {}\n"
-        "# HELP evald_cache_hits_total Verdicts answered by the cache.\n# TYPE "
-        "evald_cache_hits_total counter\n"
-        "evald_cache_hits_total {}\n"
-        "# HELP evald_sandbox_failures_total Jobs the sandbox could not run.\n"
-        "# TYPE evald_sandbox_failures_total counter\nevald_sandbox_failures_total {}\n"
-        "# HELP evald_simulation_seconds_total Time spent simulating.\n"
-        "# TYPE evald_simulation_seconds_total counter\nevald_simulation_seconds_total {:.3f}\n"
-        "# HELP evald_samples_per_second Samples graded per simulation-second.\n"
-        "# TYPE evald_samples_per_second gauge\nevald_samples_per_second {:.3f}\n"
-        "# HELP evald_queue_depth Runs queued or running.\n# TYPE evald_queue_depth gauge\n"
-        "evald_queue_depth {}\n"
-        "# HELP evald_generation_requests_total Backend requests answered (after retries).\n"
-        "# TYPE evald_generation_requests_total counter\nevald_generation_requests_total {}\n"
-        "# HELP evald_generation_failures_total Backend requests that failed after retries.\n"
-        "# TYPE evald_generation_failures_total counter\nevald_generation_failures_total {}\n"
-        "# HELP evald_generation_retries_total Backend request attempts beyond the first.\n"
-        "# TYPE evald_generation_retries_total counter\nevald_generation_retries_total {}\n"
-        "# HELP evald_samples_generated_total Completions drawn from backends.\n"
-        "# TYPE evald_samples_generated_total counter\nevald_samples_generated_total {}\n"
-        "# HELP evald_generation_cache_hits_total Completions taken from stored generations.\n"
-        "# TYPE evald_generation_cache_hits_total counter\nevald_generation_cache_hits_total {}\n"
-        "# HELP evald_generated_tokens_total Completion tokens reported by backends.\n"
-        "# TYPE evald_generated_tokens_total counter\nevald_generated_tokens_total {}\n",
-        c.runs_created.load(), c.runs_succeeded.load(), c.runs_failed.load(),
-        c.runs_cancelled.load(), c.samples_graded.load(), c.simulations.load(), c.cache_hits.load(),
-        c.sandbox_failures.load(), secs, secs > 0 ? c.simulations / secs : 0.0, runs_->QueueDepth(),
-        c.generation_requests.load(), c.generation_failures.load(), c.generation_retries.load(),
-        c.samples_generated.load(), c.generation_cache_hits.load(), c.generated_tokens.load());
-    HttpResponse res{http::status::ok, req.version()};
-    res.set(http::field::content_type, "text/plain; version=0.0.4");
-    res.body() = std::move(body);
-    return res;
+HttpResponse Ok(const HttpRequest& req, const google::protobuf::Message& m,
+                http::status s = http::status::ok) {
+  return JsonResponse(req, s, CompactJson(m));
+}
+
+HttpResponse Fail(const HttpRequest& req, const Status& st) {
+  return Error(req, StatusFor(st), st.message());
+}
+
+template <typename T>
+HttpResponse OkOrFail(const HttpRequest& req, const StatusOr<T>& v,
+                      http::status s = http::status::ok) {
+  return v.ok() ? Ok(req, *v, s) : Fail(req, v.status());
+}
+
+}  // namespace
+
+HttpResponse Api::Healthz(Call& c) {
+  return JsonResponse(c.req, http::status::ok, "{\"status\":\"ok\"}");
+}
+
+HttpResponse Api::Metrics(Call& c) {
+  const RunCounters& n = runs_->counters();
+  const SamplingCounters& g = n.sampling;
+  const double secs = n.grading_micros / 1e6;
+  PrometheusText m;
+  m.Family("evald_runs_total", "counter", "Runs by final state.",
+           {{{{"state", "created"}}, static_cast<double>(n.runs_created.load())},
+            {{{"state", "succeeded"}}, static_cast<double>(n.runs_succeeded.load())},
+            {{{"state", "failed"}}, static_cast<double>(n.runs_failed.load())},
+            {{{"state", "cancelled"}}, static_cast<double>(n.runs_cancelled.load())}});
+  m.Counter("evald_samples_graded_total", "Samples graded.", n.samples_graded.load());
+  m.Counter("evald_simulations_total", "Simulations run.", n.simulations.load());
+  m.Counter("evald_cache_hits_total", "Verdicts answered by the cache.", n.cache_hits.load());
+  m.Counter("evald_sandbox_failures_total", "Jobs the sandbox could not run.",
+            n.sandbox_failures.load());
+  m.Counter("evald_simulation_seconds_total", "Time spent simulating.", secs);
+  m.Gauge("evald_samples_per_second", "Samples graded per simulation-second.",
+          secs > 0 ? n.simulations / secs : 0.0);
+  m.Gauge("evald_queue_depth", "Runs queued or running.", runs_->QueueDepth());
+  m.Counter("evald_generation_requests_total", "Backend requests answered (after retries).",
+            g.requests.load());
+  m.Counter("evald_generation_failures_total", "Backend requests that failed after retries.",
+            g.failures.load());
+  m.Counter("evald_generation_retries_total", "Backend request attempts beyond the first.",
+            g.retries.load());
+  m.Counter("evald_samples_generated_total", "Completions drawn from backends.",
+            g.samples_generated.load());
+  m.Counter("evald_generation_cache_hits_total", "Completions taken from stored generations.",
+            g.cache_hits.load());
+  m.Counter("evald_generated_tokens_total", "Completion tokens reported by backends.",
+            g.generated_tokens.load());
+  HttpResponse res{http::status::ok, c.req.version()};
+  res.set(http::field::content_type, PrometheusText::kContentType);
+  res.body() = m.text();
+  return res;
+}
+
+HttpResponse Api::CreateCheckpoint(Call& c) {
+  v1::Checkpoint ck;
+  if (Status st = ParseBody(c.req, &ck); !st.ok()) return Fail(c.req, st);
+  if (Status st = runs_->PutCheckpoint(&ck); !st.ok()) return Fail(c.req, st);
+  return Ok(c.req, ck, http::status::created);
+}
+
+HttpResponse Api::ListCheckpoints(Call& c) {
+  auto cks = runs_->ListCheckpoints();
+  if (!cks.ok()) return Fail(c.req, cks.status());
+  v1::ListCheckpointsResponse out;
+  for (auto& ck : *cks) *out.add_checkpoints() = std::move(ck);
+  return Ok(c.req, out);
+}
+
+HttpResponse Api::GetCheckpoint(Call& c) {
+  return OkOrFail(c.req, runs_->GetCheckpoint(c.id));
+}
+
+HttpResponse Api::CreateRun(Call& c) {
+  v1::CreateRunRequest body;
+  if (Status st = ParseBody(c.req, &body); !st.ok()) return Fail(c.req, st);
+  return OkOrFail(c.req, runs_->CreateRun(body.spec(), body.samples_jsonl()),
+                  http::status::created);
+}
+
+HttpResponse Api::ListRuns(Call& c) {
+  auto listed = runs_->ListRuns(FilterFromQuery(c.query));
+  if (!listed.ok()) return Fail(c.req, listed.status());
+  v1::ListRunsResponse out;
+  for (auto& r : *listed) *out.add_runs() = std::move(r);
+  return Ok(c.req, out);
+}
+
+// A finished run's JSON is kept and served again while its stored bytes are unchanged.
+HttpResponse Api::GetRun(Call& c) {
+  auto record = runs_->GetRunBytes(c.id);
+  if (!record.ok()) return Fail(c.req, record.status());
+  if (auto body = finished_bodies_.Find(c.id, *record))
+    return JsonResponse(c.req, http::status::ok, std::move(*body));
+  v1::Run run;
+  if (!run.ParseFromString(*record))
+    return Fail(c.req, Status::Corruption("stored run does not parse"));
+  std::string body = CompactJson(run);
+  if (run.state() == v1::SUCCEEDED || run.state() == v1::FAILED || run.state() == v1::CANCELLED)
+    finished_bodies_.Keep(c.id, std::move(*record), body);
+  return JsonResponse(c.req, http::status::ok, std::move(body));
+}
+
+HttpResponse Api::ListSamples(Call& c) {
+  auto run = runs_->GetRun(c.id);
+  if (!run.ok()) return Fail(c.req, run.status());
+  int size = 100;
+  if (c.query.count("page_size")) {
+    size = static_cast<int>(ParseInt(c.query["page_size"], 1, 1000).value_or(-1));
+    if (size < 1 || size > 1000)
+      return Fail(c.req, Status::InvalidArgument("page_size must be 1..1000"));
   }
-  if (p == "/v1/checkpoints" && req.method() == http::verb::post) {
-    v1::Checkpoint ck;
-    if (Status st = ParseBody(req, &ck); !st.ok()) return fail(st);
-    if (Status st = runs_->PutCheckpoint(&ck); !st.ok()) return fail(st);
-    return ok(ck, http::status::created);
-  }
-  if (p == "/v1/checkpoints") {
-    v1::ListCheckpointsResponse out;
-    auto cks = runs_->ListCheckpoints();
-    if (!cks.ok()) return fail(cks.status());
-    for (auto& ck : *cks) *out.add_checkpoints() = std::move(ck);
-    return ok(out);
-  }
-  if (p == "/v1/checkpoints/{id}") {
-    auto ck = runs_->GetCheckpoint(id);
-    return ck.ok() ? ok(*ck) : fail(ck.status());
-  }
-  if (p == "/v1/runs" && req.method() == http::verb::post) {
-    v1::CreateRunRequest body;
-    if (Status st = ParseBody(req, &body); !st.ok()) return fail(st);
-    auto run = runs_->CreateRun(body.spec(), body.samples_jsonl());
-    return run.ok() ? ok(*run, http::status::created) : fail(run.status());
-  }
-  if (p == "/v1/runs") {
-    RunFilter f = FilterFromQuery(query);
-    v1::ListRunsResponse out;
-    auto listed = runs_->ListRuns(f);
-    if (!listed.ok()) return fail(listed.status());
-    for (auto& r : *listed) *out.add_runs() = std::move(r);
-    return ok(out);
-  }
-  if (p == "/v1/runs/{id}") {
-    auto record = runs_->GetRunBytes(id);
-    if (!record.ok()) return fail(record.status());
-    if (auto body = finished_bodies_.Find(id, *record))
-      return JsonResponse(req, http::status::ok, std::move(*body));
-    v1::Run run;
-    if (!run.ParseFromString(*record)) return fail(Status::Corruption("stored run does not parse"));
-    std::string body = CompactJson(run);
-    if (run.state() == v1::SUCCEEDED || run.state() == v1::FAILED || run.state() == v1::CANCELLED)
-      finished_bodies_.Keep(id, std::move(*record), body);
-    return JsonResponse(req, http::status::ok, std::move(body));
-  }
-  if (p == "/v1/runs/{id}/samples") {
-    auto run = runs_->GetRun(id);
-    if (!run.ok()) return fail(run.status());
-    int size = 100;
-    if (query.count("page_size")) {
-      size = static_cast<int>(ParseInt(query["page_size"], 1, 1000).value_or(-1));
-      if (size < 1 || size > 1000)
-        return fail(Status::InvalidArgument("page_size must be 1..1000"));
-    }
-    v1::ListSamplesResponse out;
-    std::string next;
-    auto samples = runs_->ListSamples(id, query["page_token"], size, &next);
-    if (!samples.ok()) return fail(samples.status());
-    for (auto& s : *samples) *out.add_samples() = std::move(s);
-    out.set_next_page_token(next);
-    return ok(out);
-  }
-  if (p == "/v1/runs/{id}/report") {
-    auto report = runs_->Report(id);
-    return report.ok() ? ok(*report) : fail(report.status());
-  }
-  if (p == "/v1/runs/{id}/cancel") {
-    v1::CancelRunRequest body;
-    if (Status st = ParseBody(req, &body); !st.ok()) return fail(st);
-    if (Status st = runs_->Cancel(id, body.reason()); !st.ok()) return fail(st);
-    auto run = runs_->GetRun(id);
-    return run.ok() ? ok(*run, http::status::accepted) : fail(run.status());
-  }
-  if (p == "/v1/runs/{id}/resume") {
-    if (Status st = runs_->Resume(id); !st.ok()) return fail(st);
-    auto run = runs_->GetRun(id);
-    return run.ok() ? ok(*run, http::status::accepted) : fail(run.status());
-  }
-  if (p == "/v1/compare") {
-    if (query["a"].empty() || query["b"].empty())
-      return fail(Status::InvalidArgument("give two runs: /v1/compare?a=RUN&b=RUN"));
-    auto a = runs_->Report(query["a"]);
-    if (!a.ok()) return fail(a.status());
-    auto b = runs_->Report(query["b"]);
-    if (!b.ok()) return fail(b.status());
-    CompareOptions opts;
-    opts.label_a = query["a"];
-    opts.label_b = query["b"];
-    opts.ks.clear();
-    for (int k : a->k()) opts.ks.push_back(k);
-    if (opts.ks.empty()) opts.ks = {1};
-    return ok(CompareReports(*a, *b, opts));
-  }
-  if (p == "/v1/leaderboard") {
-    std::string format = query.count("format") ? query["format"] : "json";
-    RunFilter f = FilterFromQuery(query);
-    std::map<std::string, v1::Checkpoint> cks;
-    auto listed_cks = runs_->ListCheckpoints();
-    auto listed_runs = runs_->ListRuns(f);
-    if (!listed_cks.ok()) return fail(listed_cks.status());
-    if (!listed_runs.ok()) return fail(listed_runs.status());
-    for (auto& ck : *listed_cks) cks[ck.id()] = ck;
-    auto rendered = RenderLeaderboard(BuildLeaderboard(*listed_runs, cks), format);
-    if (!rendered.ok()) return fail(rendered.status());
-    HttpResponse res{http::status::ok, req.version()};
-    res.set(http::field::content_type, LeaderboardContentType(format));
-    res.body() = std::move(*rendered);
-    return res;
-  }
-  return Error(req, http::status::not_found, "no such endpoint: " + path);
+  v1::ListSamplesResponse out;
+  std::string next;
+  auto samples = runs_->ListSamples(c.id, c.query["page_token"], size, &next);
+  if (!samples.ok()) return Fail(c.req, samples.status());
+  for (auto& s : *samples) *out.add_samples() = std::move(s);
+  out.set_next_page_token(next);
+  return Ok(c.req, out);
+}
+
+HttpResponse Api::GetReport(Call& c) {
+  return OkOrFail(c.req, runs_->Report(c.id));
+}
+
+HttpResponse Api::CancelRun(Call& c) {
+  v1::CancelRunRequest body;
+  if (Status st = ParseBody(c.req, &body); !st.ok()) return Fail(c.req, st);
+  if (Status st = runs_->Cancel(c.id, body.reason()); !st.ok()) return Fail(c.req, st);
+  return OkOrFail(c.req, runs_->GetRun(c.id), http::status::accepted);
+}
+
+HttpResponse Api::ResumeRun(Call& c) {
+  if (Status st = runs_->Resume(c.id); !st.ok()) return Fail(c.req, st);
+  return OkOrFail(c.req, runs_->GetRun(c.id), http::status::accepted);
+}
+
+HttpResponse Api::Compare(Call& c) {
+  if (c.query["a"].empty() || c.query["b"].empty())
+    return Fail(c.req, Status::InvalidArgument("give two runs: /v1/compare?a=RUN&b=RUN"));
+  auto a = runs_->Report(c.query["a"]);
+  if (!a.ok()) return Fail(c.req, a.status());
+  auto b = runs_->Report(c.query["b"]);
+  if (!b.ok()) return Fail(c.req, b.status());
+  CompareOptions opts;
+  opts.label_a = c.query["a"];
+  opts.label_b = c.query["b"];
+  opts.ks.assign(a->k().begin(), a->k().end());
+  if (opts.ks.empty()) opts.ks = {1};
+  return Ok(c.req, CompareReports(*a, *b, opts));
+}
+
+HttpResponse Api::Leaderboard(Call& c) {
+  const std::string format = c.query.count("format") ? c.query["format"] : "json";
+  auto listed_cks = runs_->ListCheckpoints();
+  auto listed_runs = runs_->ListRuns(FilterFromQuery(c.query));
+  if (!listed_cks.ok()) return Fail(c.req, listed_cks.status());
+  if (!listed_runs.ok()) return Fail(c.req, listed_runs.status());
+  std::map<std::string, v1::Checkpoint> cks;
+  for (auto& ck : *listed_cks) cks[ck.id()] = ck;
+  auto rendered = RenderLeaderboard(BuildLeaderboard(*listed_runs, cks), format);
+  if (!rendered.ok()) return Fail(c.req, rendered.status());
+  HttpResponse res{http::status::ok, c.req.version()};
+  res.set(http::field::content_type, LeaderboardContentType(format));
+  res.body() = std::move(*rendered);
+  return res;
 }
 
 }  // namespace evald

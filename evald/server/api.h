@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,6 +31,38 @@ class Api {
   static std::vector<std::string> Routes();
 
  private:
+  // One request matched to its route.
+  struct Call {
+    const HttpRequest& req;
+    std::string id;  // the {id} segment, where the route has one
+    std::map<std::string, std::string> query;
+  };
+  using Handler = HttpResponse (Api::*)(Call&);
+  struct Route {
+    http::verb method;
+    std::string path;   // segments; "{id}" matches one segment
+    std::string scope;  // "" (public), "read", "submit"
+    Handler handler;
+  };
+  static const std::vector<Route>& RouteTable();
+  // Empty when the request carries a token with the route's scope; else the error response.
+  std::optional<HttpResponse> Authorize(const HttpRequest& req, const Route& route) const;
+
+  HttpResponse Healthz(Call& c);
+  HttpResponse Metrics(Call& c);
+  HttpResponse CreateCheckpoint(Call& c);
+  HttpResponse ListCheckpoints(Call& c);
+  HttpResponse GetCheckpoint(Call& c);
+  HttpResponse CreateRun(Call& c);
+  HttpResponse ListRuns(Call& c);
+  HttpResponse GetRun(Call& c);
+  HttpResponse ListSamples(Call& c);
+  HttpResponse GetReport(Call& c);
+  HttpResponse CancelRun(Call& c);
+  HttpResponse ResumeRun(Call& c);
+  HttpResponse Compare(Call& c);
+  HttpResponse Leaderboard(Call& c);
+
   RunManager* runs_;
   TokenScopes tokens_;
   FinishedRunBodies finished_bodies_;

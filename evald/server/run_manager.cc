@@ -4,19 +4,16 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
 
 #include "base/hash.h"
-#include "datasets/code_extractor.h"
 #include "datasets/prompt_builder.h"
-#include "evald/eval/evaluation.h"
 #include "evald/eval/samples_reader.h"
-#include "evald/eval/sandbox_pool.h"
 #include "evald/metrics/serving_metrics.h"
-#include "harness/calibration.h"
-#include "harness/failure_category.h"
-#include "harness/verdict_key.h"
+#include "evald/runs/grading_session.h"
+#include "evald/runs/sample_plan.h"
+#include "evald/runs/sampling_stage.h"
+#include "evald/runs/scoring.h"
+#include "evald/server/run_execution.h"
 
 namespace evald {
 
@@ -37,27 +34,6 @@ std::string NewId(const char* prefix) {
   return fmt::format("{}-{:013d}-{}", prefix, NowMs(), RandomHex(4));
 }
 
-// Extracts the code of a sample's raw completion by the benchmark's rules.
-void ExtractInto(Task task, const Problem& problem, v1::StoredSample* stored) {
-  auto* ext = stored->mutable_result()->mutable_extraction();
-  ExtractedCode code = ExtractCode(task, stored->completion(), problem.interface);
-  stored->set_code(std::move(code.code));
-  ext->set_method(code.method);
-  ext->set_interface_prepended(code.interface_prepended);
-  ext->clear_notes();
-  for (auto& n : code.notes) ext->add_notes(n);
-  stored->mutable_result()->set_code_sha256(Sha256Hex(stored->code()));
-}
-
-PromptOptions PromptOptionsOf(const v1::RunSpec& spec) {
-  PromptOptions o;
-  o.shots = spec.prompt().shots();
-  o.rules = spec.prompt().rules();
-  o.explain = spec.prompt().explain();
-  o.system_in_prompt = spec.prompt().system_in_prompt();
-  return o;
-}
-
 }  // namespace
 
 bool ValidPageToken(std::string_view token) {
@@ -66,19 +42,6 @@ bool ValidPageToken(std::string_view token) {
   std::string_view digits = token.substr(slash + 1);
   return IsValidProblemName(token.substr(0, slash)) &&
          digits.find_first_not_of("0123456789") == std::string_view::npos;
-}
-
-std::string SampleKey(const std::string& run_id, const std::string& problem, int index) {
-  return fmt::format("{}/{}/{:08d}", run_id, problem, index);
-}
-
-// Fault injection for the crash-loop tests (tests/daemon_test.cc): with EVALD_FAULT_CRASH_ON_CODE
-// set, grading a code that contains its value kills the process at once (SIGKILL: no core
-// file, no cleanup), as a crash inside a tool's parser would.
-static void MaybeInjectCrash(const std::string& code) {
-  static const char* needle = std::getenv("EVALD_FAULT_CRASH_ON_CODE");
-  if (needle != nullptr && *needle != '\0' && code.find(needle) != std::string::npos)
-    ::raise(SIGKILL);
 }
 
 RunManager::RunManager(Store* store, RunManagerOptions options)
@@ -230,49 +193,21 @@ StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& sam
   }
 
   SamplesFile file = ParseSamplesJsonl(samples_jsonl);
+  const SamplePlan plan = PlanUploadedSamples(**ds, file);
   for (const auto& e : file.errors) *run.add_input_errors() = e;
-
-  std::map<std::string, int> next_index;
-  std::set<std::pair<std::string, int>> seen;
-  int total = 0;
-  for (const auto& s : file.samples) {
-    const Problem* problem = (*ds)->Find(s.problem);
-    auto reject = [&](const std::string& why) {
-      v1::InputError* e = run.add_input_errors();
-      e->set_line(s.line);
-      e->set_message(why);
-    };
-    if (!problem) {
-      reject("unknown problem '" + s.problem + "'");
-      continue;
-    }
-    int index = s.index >= 0 ? s.index : next_index[s.problem];
-    if (!seen.insert({s.problem, index}).second) {
-      reject("problem '" + s.problem + "' already has a sample with index " +
-             std::to_string(index));
-      continue;
-    }
-    next_index[s.problem] = std::max(next_index[s.problem], index + 1);
+  for (const auto& e : plan.errors) *run.add_input_errors() = e;
+  for (const PlannedSample& s : plan.samples) {
     v1::StoredSample stored;
     stored.set_run_id(run.id());
-    stored.set_problem(s.problem);
-    stored.set_index(index);
-    stored.set_line(s.line);
+    stored.set_problem(s.problem->name);
+    stored.set_index(s.index);
+    stored.set_line(s.record->line);
     stored.set_generated(true);
-    if (s.has_code) {
-      stored.set_code(s.text);
-      stored.mutable_result()->mutable_extraction()->set_method("given");
-      stored.mutable_result()->set_code_sha256(Sha256Hex(stored.code()));
-    } else {
-      stored.set_completion(s.text);
-      ExtractInto(*task, *problem, &stored);
-    }
-    stored.mutable_result()->set_problem(s.problem);
-    stored.mutable_result()->set_index(index);
-    stored.mutable_result()->set_line(s.line);
-    batch.Put(Family::kSamples, SampleKey(run.id(), s.problem, index), stored);
-    ++total;
+    if (!s.record->has_code) stored.set_completion(s.record->text);
+    stored.set_code(ExtractSample(*task, *s.problem, *s.record, s.index, stored.mutable_result()));
+    batch.Put(Family::kSamples, SampleKey(run.id(), s.problem->name, s.index), stored);
   }
+  const int total = static_cast<int>(plan.samples.size());
   CapInputErrors(run.mutable_input_errors(), file.errors_dropped);
   if (total == 0)
     return Status::InvalidArgument("no usable sample in the upload" +
@@ -530,6 +465,55 @@ StatusOr<v1::EvalReport> RunManager::Report(const std::string& run_id) const {
   return report;
 }
 
+namespace {
+
+// What a run has left to do; what was done before a restart stays as it is.
+struct RunProgress {
+  std::vector<v1::StoredSample> pending;   // not graded yet (generated or not)
+  std::vector<v1::RequestTiming> timings;  // of every request so far (serving metrics)
+  int done = 0, generated = 0, from_generation_cache = 0;
+};
+
+StatusOr<RunProgress> ScanProgress(Store& store, const std::string& run_id, bool sampling) {
+  RunProgress out;
+  Status st =
+      store.Scan(Family::kSamples, run_id + "/", [&](std::string_view, std::string_view value) {
+        v1::StoredSample s;
+        if (!s.ParseFromArray(value.data(), static_cast<int>(value.size()))) return true;
+        if (s.has_request_timing()) out.timings.push_back(s.request_timing());
+        if (!sampling || s.generated()) ++out.generated;
+        if (s.from_generation_cache()) ++out.from_generation_cache;
+        if (s.graded()) {
+          ++out.done;
+        } else {
+          out.pending.push_back(std::move(s));
+        }
+        return true;
+      });
+  if (!st.ok()) return st;
+  return out;
+}
+
+std::vector<const Problem*> ProblemsOf(const Dataset& dataset,
+                                       const std::vector<v1::StoredSample>& samples) {
+  std::set<std::string> names;
+  std::vector<const Problem*> problems;
+  for (const auto& s : samples)
+    if (names.insert(s.problem()).second) problems.push_back(dataset.Find(s.problem()));
+  return problems;
+}
+
+// Calibrations of problems graded before a restart are kept; the pending ones refreshed.
+void MergeCalibration(const GradingSession& grading, v1::Run* run) {
+  std::map<std::string, v1::ProblemCalibration> calibration;
+  for (const auto& c : run->calibration()) calibration[c.problem()] = c;
+  for (const auto& [name, c] : grading.calibration_records()) calibration[name] = c;
+  run->clear_calibration();
+  for (auto& [name, c] : calibration) *run->add_calibration() = c;
+}
+
+}  // namespace
+
 void RunManager::Execute(const std::string& run_id) {
   auto loaded = GetRun(run_id);
   if (!loaded.ok()) {
@@ -545,28 +529,11 @@ void RunManager::Execute(const std::string& run_id) {
   if (!sim.ok()) return fail(sim.status());
   auto ds = LoadDataset(run.spec().dataset(), *task);
   if (!ds.ok()) return fail(ds.status());
-
-  // What is left to sample and to grade; what was done before a restart stays as it is.
   const bool sampling = run.spec().backend() != "samples" && !run.spec().backend().empty();
-  std::vector<v1::StoredSample> pending;
-  std::vector<v1::RequestTiming> timings;  // of every request so far (serving metrics)
-  int done = 0, generated = 0;
-  Status scan =
-      store_->Scan(Family::kSamples, run_id + "/", [&](std::string_view, std::string_view value) {
-        v1::StoredSample s;
-        if (!s.ParseFromArray(value.data(), static_cast<int>(value.size()))) return true;
-        if (s.has_request_timing()) timings.push_back(s.request_timing());
-        if (!sampling || s.generated()) ++generated;
-        if (s.graded()) {
-          ++done;
-        } else {
-          pending.push_back(std::move(s));
-        }
-        return true;
-      });
-  if (!scan.ok()) return fail(scan);
-  run.set_samples_done(done);
-  run.set_samples_generated(generated);
+  auto progress = ScanProgress(*store_, run_id, sampling);
+  if (!progress.ok()) return fail(progress.status());
+  run.set_samples_done(progress->done);
+  run.set_samples_generated(progress->generated);
   run.set_generation_errors(0);
   run.set_state(v1::RUNNING);
   run.set_state_reason("");
@@ -586,279 +553,105 @@ void RunManager::Execute(const std::string& run_id) {
     backend = std::move(*b);
   }
 
-  SandboxPool pool(options_.sandbox, options_.jobs);
-  if (Status st = pool.Start(); !st.ok()) {
+  GradingOptions g;
+  g.simulator = *sim;
+  g.jobs = options_.jobs;
+  g.sandbox = options_.sandbox;
+  g.store = store_;
+  g.guard = &in_flight_;
+  g.abort = &abort_running_;
+  auto grading = GradingSession::Open(g, ProblemsOf(**ds, progress->pending));
+  if (!grading.ok()) {
     ++counters_.sandbox_failures;
-    return fail(st.Annotate("starting the sandbox"));
+    return fail(grading.status());
   }
-  if (Status st = CheckSimulatorAllowed(pool, *sim); !st.ok()) return fail(st);
-  run.set_sandbox_layers(pool.layers().Describe());
-  run.set_simulator_version(SimulatorVersion(pool, *sim));
-  if (run.simulator_version().empty())
-    return fail(Status::Unavailable(run.spec().simulator() + " does not run in the sandbox"));
-
-  std::set<std::string> names;
-  std::vector<const Problem*> problems;
-  for (const auto& s : pending)
-    if (names.insert(s.problem()).second) problems.push_back((*ds)->Find(s.problem()));
-  const SimulatorLimits base = DefaultLimits(*sim);
-  CalibrationSet cals =
-      CalibrateWithCache(pool, *sim, base, run.simulator_version(), problems, store_);
-  counters_.simulations += cals.simulated;
-  // Calibrations of problems graded before a restart are kept; the pending ones refreshed.
-  std::map<std::string, v1::ProblemCalibration> calibration;
-  for (const auto& c : run.calibration()) calibration[c.problem()] = c;
-  for (const Problem* p : problems)
-    calibration[p->name] =
-        CalibrationProto(p->name, cals.calibration[p->name], cals.letters[p->name]);
-  run.clear_calibration();
-  for (auto& [name, c] : calibration) *run.add_calibration() = c;
+  counters_.simulations += (*grading)->calibrations_simulated();
+  run.set_sandbox_layers((*grading)->sandbox_layers());
+  run.set_simulator_version((*grading)->simulator_version());
+  MergeCalibration(**grading, &run);
   if (!SaveRunDurably(run)) return;  // stopping: resumed at the next start
 
-  const std::string version = run.simulator_version();
-  std::mutex progress_mu;  // one batch at a time: sample + run progress
-  auto grade = [&](v1::StoredSample* s) {
-    pool.Submit([&, s](SandboxWorker& worker) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (stopping_ || cancel_requested_.count(run_id)) return;
-      }
-      const Problem* problem = (*ds)->Find(s->problem());
-      const Calibration& cal = cals.calibration[problem->name];
-      std::string key = VerdictKey(*sim, version, base, *problem, s->code());
-      Verdict v;
-      std::optional<GradingInFlight::Attempt> attempt;  // held until the verdict is stored
-      if (auto hit = store_->LookupVerdict(key)) {
-        v = FromVerdictFields(*hit);
-        ++counters_.cache_hits;
-      } else if (std::string why;
-                 !attempt.emplace(in_flight_.Begin(key, run_id, s->problem(), s->index(), &why))
-                      .allowed()) {
-        v.category = category::kInternalError;  // graded '!' for good, never cached
-        v.detail = why;
-        v.cacheable = false;
-        spdlog::error("run {}: {} #{}: {}", run_id, s->problem(), s->index(), why);
-      } else {
-        auto t0 = std::chrono::steady_clock::now();
-        MaybeInjectCrash(s->code());
-        v = GradeDesign(worker, *sim, LimitsForProblem(base, cal, std::nullopt), *problem,
-                        s->code(), &cal);
-        counters_.grading_micros += std::chrono::duration_cast<std::chrono::microseconds>(
-                                        std::chrono::steady_clock::now() - t0)
-                                        .count();
-        ++counters_.simulations;
-        if (v.category == category::kInternalError) {
-          ++counters_.sandbox_failures;
-          in_flight_.Abandon(key);
-          return;  // left ungraded: a resumed run tries it again
-        }
-        if (v.cacheable) (void)store_->StoreVerdict(key, VerdictFields(v));
-      }
-      s->mutable_result()->MergeFrom(VerdictFields(v));
-      s->set_graded(true);
-      std::lock_guard<std::mutex> lock(progress_mu);
-      run.set_samples_done(run.samples_done() + 1);
-      auto batch = store_->NewBatch();
-      batch.Put(Family::kSamples, SampleKey(run_id, s->problem(), s->index()), *s);
-      batch.Put(Family::kRuns, run_id, run);
-      // A refused code keeps its record: it is refused at once wherever it comes back.
-      if (attempt && attempt->allowed()) in_flight_.Finish(key, &batch);
-      if (WriteDurably(batch, run_id)) ++counters_.samples_graded;
-    });
-  };
-
-  int failed_requests = 0;
-  std::string first_generation_error;
-  if (sampling) {
-    const auto t_sampling = std::chrono::steady_clock::now();
-    std::vector<v1::StoredSample*> to_generate;
-    for (auto& s : pending) {
-      if (s.generated()) {
-        grade(&s);
-      } else {
-        to_generate.push_back(&s);
-      }
+  RunExecution execution(&run, **ds, *store_, **grading, in_flight_, counters_,
+                         [&](Store::Batch& batch) { return WriteDurably(batch, run_id); });
+  std::vector<v1::StoredSample*> to_generate;
+  for (auto& s : progress->pending) {
+    if (s.generated() || !sampling) {
+      execution.Grade(&s);
+    } else {
+      to_generate.push_back(&s);
     }
-    // Requests: a problem's missing samples in runs of consecutive indices, as many per request
-    // as the backend takes. Sample i is drawn with seed + i however the requests fall.
-    const v1::SamplingParams& sp = run.spec().sampling();
-    const SamplingSettings settings = SettingsOf(sp);
-    std::map<std::string, Prompt> prompts;
-    std::vector<SampleRequest> requests;
-    std::vector<std::vector<v1::StoredSample*>> members;
-    const int per_request = std::max(1, backend->MaxSamplesPerRequest());
-    auto record_key = [&](const v1::StoredSample& s) {
-      const Prompt& p = prompts[s.problem()];
-      return GenerationKey(checkpoint.id() + "|" + backend->Kind(), p.SystemTurn(), p.user, sp,
-                           sp.seed() + s.index(), s.index());
-    };
-    // A generated sample: extracted, stored with its generation record and the run's progress
-    // in one batch, then graded.
-    auto accept = [&](v1::StoredSample* s, const GeneratedSample& g, bool from_cache,
-                      const v1::RequestTiming* timing) {
-      const Problem* problem = (*ds)->Find(s->problem());
-      s->set_completion(g.text);
-      s->set_finish_reason(g.finish_reason);
-      if (g.completion_tokens >= 0) s->set_completion_tokens(g.completion_tokens);
-      s->set_generated(true);
-      s->clear_generation_error();
-      s->set_from_generation_cache(from_cache);
-      if (timing) *s->mutable_request_timing() = *timing;
-      ExtractInto(*task, *problem, s);
-      v1::GenerationRecord rec;
-      if (!from_cache) {
-        const Prompt& p = prompts[s->problem()];
-        rec.set_checkpoint_id(checkpoint.id());
-        rec.set_system(p.SystemTurn());
-        rec.set_prompt(p.user);
-        *rec.mutable_sampling() = sp;
-        rec.set_seed(sp.seed() + s->index());
-        rec.set_index(s->index());
-        rec.set_completion(g.text);
-        rec.set_completion_tokens(std::max(0, g.completion_tokens));
-        rec.set_created_unix_ms(NowMs());
-      }
-      ++(from_cache ? counters_.generation_cache_hits : counters_.samples_generated);
-      {
-        std::lock_guard<std::mutex> lock(progress_mu);
-        run.set_samples_generated(run.samples_generated() + 1);
-        auto batch = store_->NewBatch();
-        batch.Put(Family::kSamples, SampleKey(run_id, s->problem(), s->index()), *s);
-        if (!from_cache) batch.Put(Family::kGenerations, record_key(*s), rec);
-        batch.Put(Family::kRuns, run_id, run);
-        (void)WriteDurably(batch, run_id);
-      }
-      grade(s);
-    };
-    for (size_t i = 0; i < to_generate.size();) {
-      v1::StoredSample* first = to_generate[i];
-      if (!prompts.count(first->problem())) {
-        auto p = BuildPrompt(**ds, *(*ds)->Find(first->problem()), PromptOptionsOf(run.spec()));
-        if (!p.ok()) return fail(p.status().Annotate(first->problem()));
-        prompts[first->problem()] = std::move(*p);
-      }
-      // Stored generations answer without asking the model again.
-      if (auto rec = store_->LookupGeneration(record_key(*first))) {
-        GeneratedSample g;
-        g.text = rec->completion();
-        g.finish_reason = "cached";
-        g.completion_tokens = rec->completion_tokens();
-        accept(first, g, true, nullptr);
-        ++i;
-        continue;
-      }
-      size_t j = i + 1;
-      while (j < to_generate.size() && static_cast<int>(j - i) < per_request &&
-             to_generate[j]->problem() == first->problem() &&
-             to_generate[j]->index() == to_generate[j - 1]->index() + 1 &&
-             !store_->LookupGeneration(record_key(*to_generate[j])))
-        ++j;
-      SampleRequest r;
-      r.problem = first->problem();
-      r.first_index = first->index();
-      r.n = static_cast<int>(j - i);
-      r.seed = static_cast<uint32_t>(sp.seed() + first->index());
-      r.system = prompts[first->problem()].SystemTurn();
-      r.user = prompts[first->problem()].user;
-      r.sampling = settings;
-      requests.push_back(std::move(r));
-      members.emplace_back(to_generate.begin() + static_cast<long>(i),
-                           to_generate.begin() + static_cast<long>(j));
-      i = j;
-    }
-    spdlog::info("run {}: {} requests for {} samples to {} {}", run_id, requests.size(),
-                 to_generate.size(), backend->Kind(), backend->Describe());
-    backend->Run(
-        requests,
-        [&](size_t i, SampleResponse resp) {
-          ++counters_.generation_requests;
-          counters_.generation_retries += std::max(0, resp.timing.attempts() - 1);
-          if (!resp.status.ok() || resp.samples.size() != members[i].size()) {
-            ++counters_.generation_failures;
-            std::string why = resp.status.ok() ? "the backend returned a wrong number of samples"
-                                               : resp.status.ToString();
-            std::lock_guard<std::mutex> lock(progress_mu);
-            if (resp.status.code() != Status::Code::kCancelled) {
-              ++failed_requests;
-              if (first_generation_error.empty()) first_generation_error = why;
-            }
-            auto batch = store_->NewBatch();
-            for (v1::StoredSample* s : members[i]) {
-              s->set_generation_error(why);
-              batch.Put(Family::kSamples, SampleKey(run_id, s->problem(), s->index()), *s);
-            }
-            run.set_generation_errors(run.generation_errors() +
-                                      static_cast<int>(members[i].size()));
-            batch.Put(Family::kRuns, run_id, run);
-            (void)WriteDurably(batch, run_id);
-            return;
-          }
-          {
-            std::lock_guard<std::mutex> lock(progress_mu);
-            timings.push_back(resp.timing);
-          }
-          counters_.generated_tokens += resp.timing.completion_tokens();
-          for (size_t k = 0; k < members[i].size(); ++k)
-            accept(members[i][k], resp.samples[k], false, k == 0 ? &resp.timing : nullptr);
-        },
-        abort_running_);
-    {
-      std::lock_guard<std::mutex> lock(progress_mu);
-      run.set_sampling_seconds(
-          run.sampling_seconds() +
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t_sampling).count());
-    }
-  } else {
-    for (auto& sample : pending) grade(&sample);
   }
-  pool.Wait();
-
+  SamplingResult sampled;
   if (sampling) {
-    v1::ServingMetrics m = AggregateServing(timings, failed_requests, run.sampling_seconds());
+    SamplingStage stage(**ds, run.spec(), checkpoint, *backend, *store_, &counters_.sampling);
+    auto result = stage.Run(to_generate, execution, abort_running_);
+    if (!result.ok()) {
+      abort_running_ = true;  // nothing more is simulated; the run fails
+      (*grading)->Wait();
+      return fail(result.status());
+    }
+    sampled = std::move(*result);
+    execution.AddSamplingSeconds(sampled.seconds);
+  }
+  (*grading)->Wait();
+  if (sampling) {
+    progress->timings.insert(progress->timings.end(), sampled.timings.begin(),
+                             sampled.timings.end());
+    v1::ServingMetrics m =
+        AggregateServing(progress->timings, sampled.failed_requests, run.sampling_seconds());
     m.set_backend(backend->Kind());
     m.set_endpoint(backend->Describe());
     m.set_hardware(run.spec().hardware());
-    int cached = 0;
-    (void)store_->Scan(Family::kSamples, run_id + "/",
-                       [&](std::string_view, std::string_view value) {
-                         v1::StoredSample s;
-                         if (s.ParseFromArray(value.data(), static_cast<int>(value.size())) &&
-                             s.from_generation_cache())
-                           ++cached;
-                         return true;
-                       });
-    m.set_cached_samples(cached);
+    m.set_cached_samples(CountCachedGenerations(run_id));
     *run.mutable_serving() = m;
   }
+  Conclude(&run, sampled);
+}
 
+int RunManager::CountCachedGenerations(const std::string& run_id) const {
+  int cached = 0;
+  (void)store_->Scan(Family::kSamples, run_id + "/", [&](std::string_view, std::string_view value) {
+    v1::StoredSample s;
+    if (s.ParseFromArray(value.data(), static_cast<int>(value.size())) && s.from_generation_cache())
+      ++cached;
+    return true;
+  });
+  return cached;
+}
+
+// The run's end: cancelled, left RUNNING for the next start (stopping), failed with what is
+// missing, or succeeded with its scores.
+void RunManager::Conclude(v1::Run* run, const SamplingResult& sampled) {
+  const std::string& id = run->id();
   bool stopping = false, cancel = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping = stopping_;
-    cancel = cancel_requested_.erase(run_id) > 0;
+    cancel = cancel_requested_.erase(id) > 0;
   }
-  if (cancel) return Finish(&run, v1::CANCELLED, "cancelled while running");
+  if (cancel) return Finish(run, v1::CANCELLED, "cancelled while running");
   if (stopping) {
-    (void)SaveRun(run);
+    (void)SaveRun(*run);
     return;  // stays RUNNING in the store; resumed at the next start
   }
-  if (run.samples_generated() != run.samples_total())
+  auto fail = [&](const Status& st) { Finish(run, v1::FAILED, st.ToString()); };
+  if (run->samples_generated() != run->samples_total())
     return fail(Status::Unavailable(
         fmt::format("{} of {} samples could not be generated ({} requests failed; first: {}); "
                     "POST /v1/runs/{}/resume asks again for the missing ones",
-                    run.samples_total() - run.samples_generated(), run.samples_total(),
-                    failed_requests, first_generation_error, run_id)));
-  if (run.samples_done() != run.samples_total())
+                    run->samples_total() - run->samples_generated(), run->samples_total(),
+                    sampled.failed_requests, sampled.first_error, id)));
+  if (run->samples_done() != run->samples_total())
     return fail(Status::Internal(
         fmt::format("{} of {} samples could not be graded (sandbox failures); "
                     "POST /v1/runs/{}/resume (or a daemon restart) grades them",
-                    run.samples_total() - run.samples_done(), run.samples_total(), run_id)));
-  auto report = Report(run_id);
+                    run->samples_total() - run->samples_done(), run->samples_total(), id)));
+  auto report = Report(id);
   if (!report.ok()) return fail(report.status());
-  *run.mutable_summary() = report->summary();
-  run.clear_problems();
-  for (const auto& p : report->problems()) *run.add_problems() = p;
-  Finish(&run, v1::SUCCEEDED, "");
+  *run->mutable_summary() = report->summary();
+  run->clear_problems();
+  for (const auto& p : report->problems()) *run->add_problems() = p;
+  Finish(run, v1::SUCCEEDED, "");
 }
 
 }  // namespace evald

@@ -19,8 +19,10 @@
 #include "base/status.h"
 #include "datasets/dataset.h"
 #include "evald/proto/store.pb.h"
-#include "evald/server/grading_in_flight.h"
-#include "evald/server/run_sampling.h"
+#include "evald/runs/grading_in_flight.h"
+#include "evald/runs/run_sampling.h"
+#include "evald/runs/sampling_stage.h"
+#include "evald/server/run_execution.h"
 #include "evald/store/store.h"
 #include "sandbox/sandbox_options.h"
 
@@ -38,16 +40,6 @@ struct RunFilter {
   std::string checkpoint_id;
   std::string dataset;
   std::string label_key, label_value;
-};
-
-// Counters for /metrics.
-struct RunCounters {
-  std::atomic<int64_t> runs_created{0}, runs_succeeded{0}, runs_failed{0}, runs_cancelled{0};
-  std::atomic<int64_t> samples_graded{0}, simulations{0}, cache_hits{0}, sandbox_failures{0};
-  std::atomic<int64_t> grading_micros{0};  // time spent in simulations, for samples/s
-  // Sampling backends.
-  std::atomic<int64_t> generation_requests{0}, generation_failures{0}, generation_retries{0};
-  std::atomic<int64_t> samples_generated{0}, generated_tokens{0}, generation_cache_hits{0};
 };
 
 class RunManager {
@@ -89,6 +81,8 @@ class RunManager {
  private:
   void ExecutorMain();
   void Execute(const std::string& run_id);
+  void Conclude(v1::Run* run, const SamplingResult& sampled);
+  int CountCachedGenerations(const std::string& run_id) const;
   Status SaveRun(const v1::Run& run);
   // A run's writes wait out a full disk or a failing store (logged once) until they succeed,
   // so that every accepted run finishes once space returns; false only when stopping.
@@ -119,7 +113,5 @@ class RunManager {
 // Store keys.
 // "PROBLEM/00000042": the form of the page tokens ListSamples hands out.
 bool ValidPageToken(std::string_view token);
-
-std::string SampleKey(const std::string& run_id, const std::string& problem, int index);
 
 }  // namespace evald

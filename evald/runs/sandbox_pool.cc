@@ -1,4 +1,4 @@
-#include "evald/eval/sandbox_pool.h"
+#include "evald/runs/sandbox_pool.h"
 
 namespace evald {
 

@@ -1,4 +1,4 @@
-#include "evald/server/grading_in_flight.h"
+#include "evald/runs/grading_in_flight.h"
 
 #include <chrono>
 

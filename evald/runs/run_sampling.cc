@@ -1,4 +1,4 @@
-#include "evald/server/run_sampling.h"
+#include "evald/runs/run_sampling.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

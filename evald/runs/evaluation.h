@@ -1,0 +1,43 @@
+// `evald eval` as a library: the one run pipeline over samples held in memory. Plan (problems,
+// indices) -> extract -> grade (GradingSession: one simulation per distinct (problem, code), the
+// verdict cache, the reference's calibration run) -> score -> report. The daemon runs the same
+// stages, persisting each sample as it is graded (evald/server/run_manager.h).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.h"
+#include "evald/eval/samples_reader.h"
+#include "evald/proto/eval.pb.h"
+#include "harness/simulator.h"
+#include "sandbox/sandbox_options.h"
+
+namespace evald {
+
+class Store;
+
+struct EvalOptions {
+  SimulatorKind simulator = SimulatorKind::kIcarus;
+  std::vector<int> ks = {1, 5};
+  int jobs = 2;
+  std::optional<uint32_t> simulate_timeout_ms;  // fixed limit instead of the calibrated one
+  SandboxOptions sandbox;
+  // Verdict cache: calibrations and verdicts found here are not simulated again; new ones are
+  // added. Optional.
+  Store* store = nullptr;
+  // Called as samples get their verdicts: (graded, total). From worker threads.
+  std::function<void(int, int)> progress;
+};
+
+// Runs the evaluation. Fails only when it cannot run at all (no sandbox, no simulator); bad
+// sample lines are reported in the result and the rest is graded.
+StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& samples,
+                                  const EvalOptions& options);
+
+// `evald dataset check`: every reference against its testbench.
+StatusOr<v1::DatasetCheckReport> CheckDataset(const Dataset& dataset, const EvalOptions& options);
+
+}  // namespace evald

@@ -1,0 +1,265 @@
+#include "evald/runs/grading_session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+
+#include "evald/runs/verdict_fields.h"
+#include "evald/store/store.h"
+#include "harness/calibration.h"
+#include "harness/failure_category.h"
+#include "harness/testbench_hardening.h"
+#include "harness/verdict_key.h"
+
+namespace evald {
+
+namespace {
+
+// Fault injection for the crash-loop tests (tests/daemon_test.cc): with EVALD_FAULT_CRASH_ON_CODE
+// set, grading a code that contains its value kills the process at once (SIGKILL: no core
+// file, no cleanup), as a crash inside a tool's parser would.
+void MaybeInjectCrash(const std::string& code) {
+  static const char* needle = std::getenv("EVALD_FAULT_CRASH_ON_CODE");
+  if (needle != nullptr && *needle != '\0' && code.find(needle) != std::string::npos)
+    ::raise(SIGKILL);
+}
+
+// Runs the simulator's version query in the sandbox (the same binary that will grade).
+std::string AskVersion(SandboxPool& pool, SimulatorKind kind) {
+  std::string version;
+  pool.Submit([&](SandboxWorker& w) {
+    auto r = w.Run(BuildVersionJob(kind), std::chrono::milliseconds(30000));
+    if (r.ok() && r->steps_size() > 0) {
+      const std::string& out = r->steps(0).output();
+      version = out.substr(0, out.find('\n'));
+    }
+  });
+  pool.Wait();
+  return version;
+}
+
+Status CheckSimulatorAllowed(const SandboxPool& pool, SimulatorKind kind) {
+  if (kind == SimulatorKind::kVerilator && !pool.layers().ContainsNativeCode())
+    return Status::Unavailable(
+        "refusing to run Verilator: it executes code from the design ($system, $c, DPI), and this "
+        "sandbox lacks layers needed to contain it (" +
+        pool.layers().Describe() + ")");
+  return Status::Ok();
+}
+
+// The reference run's letter: '.' gradable, 'X' not gradable, '!' the sandbox could not run it.
+char CalibrationLetter(const Calibration& c) {
+  if (c.gradable) return '.';
+  return c.note.find("could not run") != std::string::npos ? '!' : 'X';
+}
+
+}  // namespace
+
+GradingSession::GradingSession(const GradingOptions& options)
+    : options_(options),
+      pool_(options.sandbox, options.jobs),
+      base_(DefaultLimits(options.simulator)),
+      key_limits_(base_) {
+  if (options_.simulate_timeout_ms) key_limits_.simulate_timeout_ms = *options_.simulate_timeout_ms;
+}
+
+GradingSession::~GradingSession() {
+  pool_.Wait();
+}
+
+StatusOr<std::unique_ptr<GradingSession>> GradingSession::Open(
+    const GradingOptions& options, const std::vector<const Problem*>& problems) {
+  std::unique_ptr<GradingSession> session(new GradingSession(options));
+  EVALD_RETURN_IF_ERROR(session->Start(problems));
+  return session;
+}
+
+Status GradingSession::Start(const std::vector<const Problem*>& problems) {
+  EVALD_RETURN_IF_ERROR(pool_.Start().Annotate("starting the sandbox"));
+  spdlog::info("sandbox layers: {}", pool_.layers().Describe());
+  EVALD_RETURN_IF_ERROR(CheckSimulatorAllowed(pool_, options_.simulator));
+  version_ = AskVersion(pool_, options_.simulator);
+  if (version_.empty())
+    return Status::Unavailable(std::string(SimulatorName(options_.simulator)) +
+                               " is not installed or does not run in the sandbox");
+  Calibrate(problems);
+  return Status::Ok();
+}
+
+void GradingSession::Calibrate(const std::vector<const Problem*>& problems) {
+  std::mutex mu;
+  for (const Problem* p : problems) {
+    v1::ProblemCalibration cached;
+    if (options_.store &&
+        options_.store
+            ->Get(Family::kVerdictCache, CalibrationKey(options_.simulator, version_, base_, *p),
+                  &cached)
+            .ok()) {
+      calibration_[p->name] = CalibrationFromProto(cached);
+      records_[p->name] = cached;
+      continue;
+    }
+    ++calibrations_simulated_;
+    pool_.Submit([this, &mu, p](SandboxWorker& w) {
+      DesignRun run;
+      Calibration c = CalibrateProblem(w, options_.simulator, base_, *p, &run);
+      v1::ProblemCalibration record = CalibrationProto(p->name, c, CalibrationLetter(c));
+      if (options_.store && record.reference_verdict() != "!")
+        (void)options_.store->Put(Family::kVerdictCache,
+                                  CalibrationKey(options_.simulator, version_, base_, *p), record);
+      std::lock_guard<std::mutex> lock(mu);
+      calibration_[p->name] = c;
+      records_[p->name] = std::move(record);
+      reference_runs_[p->name] = std::move(run);
+    });
+  }
+  pool_.Wait();
+  for (auto& [name, record] : records_) {
+    if (record.reference_verdict().empty()) record.set_reference_verdict(".");
+    record.set_simulate_limit_s(SimulateCpuSeconds(
+        LimitsForProblem(base_, calibration_[name], options_.simulate_timeout_ms)));
+  }
+}
+
+std::optional<GradeOutcome> GradingSession::Answer(const Problem& problem, const std::string& code,
+                                                   const std::string& key) {
+  if (options_.store) {
+    if (auto hit = options_.store->LookupVerdict(key)) {
+      ++cache_hits_;
+      GradeOutcome out;
+      out.verdict = FromVerdictFields(*hit);
+      out.source = VerdictSource::kCache;
+      return out;
+    }
+  }
+  auto ref_run = reference_runs_.find(problem.name);
+  if (ref_run != reference_runs_.end() && code == ReferenceAsDesign(problem.reference)) {
+    GradeOutcome out;
+    out.verdict =
+        ClassifyRun(ref_run->second, options_.simulator, code, &calibration_.at(problem.name));
+    out.source = VerdictSource::kReference;
+    out.fault = out.verdict.category == category::kInternalError;
+    return out;
+  }
+  return std::nullopt;
+}
+
+void GradingSession::StoreVerdict(const GradeOutcome& outcome) {
+  if (options_.store && !outcome.key.empty() && outcome.verdict.cacheable &&
+      outcome.verdict.category != category::kInternalError)
+    (void)options_.store->StoreVerdict(outcome.key, VerdictFields(outcome.verdict));
+}
+
+void GradingSession::Grade(const Problem& problem, std::string code, const SampleRef& ref,
+                           Done done) {
+  if (!calibration_.count(problem.name)) {
+    GradeOutcome out;
+    out.verdict.detail = "internal: problem " + problem.name + " was not calibrated";
+    out.verdict.cacheable = false;
+    out.fault = true;
+    return done(out);
+  }
+  std::string key = VerdictKey(options_.simulator, version_, key_limits_, problem, code);
+  std::optional<Verdict> earlier;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [it, inserted] = entries_.try_emplace(key);
+    if (!inserted && !it->second.done) {
+      it->second.waiters.push_back(std::move(done));
+      return;
+    }
+    if (!inserted) earlier = it->second.verdict;
+  }
+  if (earlier) {
+    GradeOutcome out;
+    out.verdict = std::move(*earlier);
+    out.source = VerdictSource::kDuplicate;
+    out.key = std::move(key);
+    return done(out);
+  }
+  if (auto answer = Answer(problem, code, key)) {
+    answer->key = key;
+    StoreVerdict(*answer);
+    return Complete(key, *answer, done);
+  }
+  pool_.Submit([this, &problem, code = std::move(code), ref, key = std::move(key),
+                done = std::move(done)](SandboxWorker& worker) mutable {
+    if (options_.abort != nullptr && options_.abort->load()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      entries_.erase(key);  // skipped: neither it nor its waiters get a verdict
+      return;
+    }
+    GradeOutcome out;
+    out.key = key;
+    Simulate(worker, problem, code, ref, &out);
+    Complete(key, out, done);
+  });
+}
+
+void GradingSession::Simulate(SandboxWorker& worker, const Problem& problem,
+                              const std::string& code, const SampleRef& ref, GradeOutcome* out) {
+  if (options_.guard != nullptr) {
+    std::string why;
+    out->attempt.emplace(
+        options_.guard->Begin(out->key, ref.run_id, problem.name, ref.index, &why));
+    if (!out->attempt->allowed()) {
+      out->verdict.category = category::kInternalError;  // '!' for good, never cached
+      out->verdict.detail = why;
+      out->verdict.cacheable = false;
+      out->source = VerdictSource::kRefused;
+      out->attempt.reset();
+      spdlog::error("run {}: {} #{}: {}", ref.run_id, problem.name, ref.index, why);
+      return;
+    }
+  }
+  const Calibration& cal = calibration_.at(problem.name);
+  auto t0 = std::chrono::steady_clock::now();
+  MaybeInjectCrash(code);
+  out->verdict =
+      GradeDesign(worker, options_.simulator,
+                  LimitsForProblem(base_, cal, options_.simulate_timeout_ms), problem, code, &cal);
+  out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out->source = VerdictSource::kSimulated;
+  ++simulations_;
+  if (out->verdict.category == category::kInternalError) {
+    out->fault = true;
+    // The process survived a sandbox fault: no death to count against this code.
+    if (options_.guard != nullptr) options_.guard->Abandon(out->key);
+    out->attempt.reset();
+    return;
+  }
+  StoreVerdict(*out);
+}
+
+void GradingSession::Complete(const std::string& key, GradeOutcome& outcome, Done& owner) {
+  std::vector<Done> waiters;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Entry& entry = entries_[key];
+    waiters = std::move(entry.waiters);
+    // A sandbox fault is no verdict on the code: a later submission simulates it again.
+    if (outcome.fault) {
+      entries_.erase(key);
+    } else {
+      entry.done = true;
+      entry.verdict = outcome.verdict;
+    }
+  }
+  owner(outcome);
+  for (Done& waiter : waiters) {
+    GradeOutcome copy;
+    copy.verdict = outcome.verdict;
+    copy.source = VerdictSource::kDuplicate;
+    copy.key = key;
+    copy.fault = outcome.fault;
+    waiter(copy);
+  }
+}
+
+void GradingSession::Wait() {
+  pool_.Wait();
+}
+
+}  // namespace evald

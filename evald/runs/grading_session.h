@@ -1,0 +1,126 @@
+// The grading stage of the one run pipeline, shared by `evald eval`, `evald run` and the daemon.
+// Opening a session starts the sandboxes, checks that the simulator may run in them, asks its
+// version and calibrates the run's problems (from the cache where it can). Grade() then gives
+// each (problem, code) one simulation per session however often and however concurrently it is
+// submitted: a code already simulated or under way is answered from that simulation, a code in
+// the verdict cache from the cache, the reference itself from its calibration run.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "datasets/dataset.h"
+#include "evald/proto/eval.pb.h"
+#include "evald/runs/grading_in_flight.h"
+#include "evald/runs/sandbox_pool.h"
+#include "harness/grader.h"
+#include "harness/simulator.h"
+
+namespace evald {
+
+class Store;
+
+struct GradingOptions {
+  SimulatorKind simulator = SimulatorKind::kIcarus;
+  int jobs = 2;
+  SandboxOptions sandbox;
+  std::optional<uint32_t> simulate_timeout_ms;  // fixed limit instead of the calibrated one
+  Store* store = nullptr;                       // verdict and calibration cache (optional)
+  GradingInFlight* guard = nullptr;             // the daemon's crash-loop guard (optional)
+  // Once set, simulations not yet started are skipped (their callbacks never run).
+  const std::atomic<bool>* abort = nullptr;
+};
+
+// Where a verdict came from.
+enum class VerdictSource {
+  kSimulated,  // this session simulated it
+  kReference,  // the code is the reference: classified from the calibration run
+  kCache,      // the verdict cache
+  kDuplicate,  // the same (problem, code) was graded earlier in this session
+  kRefused,    // the crash-loop guard refused to simulate it again ('!', kept for good)
+};
+
+struct GradeOutcome {
+  Verdict verdict;
+  VerdictSource source = VerdictSource::kSimulated;
+  std::string key;     // the verdict key (the cache address)
+  double seconds = 0;  // wall time of the simulation (kSimulated)
+  // '!' from a fault of the sandbox or of evald, not a verdict on the code: a daemon leaves
+  // the sample ungraded, to be tried again when the run resumes.
+  bool fault = false;
+  // Held while the caller records the verdict: the guard's record must leave in the same
+  // batch (GradingInFlight::Finish).
+  std::optional<GradingInFlight::Attempt> attempt;
+};
+
+// Which sample a grading is for (the guard's records name it).
+struct SampleRef {
+  std::string run_id;
+  int index = 0;
+};
+
+class GradingSession {
+ public:
+  using Done = std::function<void(GradeOutcome&)>;
+
+  static StatusOr<std::unique_ptr<GradingSession>> Open(
+      const GradingOptions& options, const std::vector<const Problem*>& problems);
+  ~GradingSession();
+
+  const std::string& simulator_version() const { return version_; }
+  std::string sandbox_layers() const { return pool_.layers().Describe(); }
+  int calibrations_simulated() const { return calibrations_simulated_; }
+  // The calibration of every problem given to Open, with its simulation limit, by name.
+  const std::map<std::string, v1::ProblemCalibration>& calibration_records() const {
+    return records_;
+  }
+
+  // Grades `code` as a design for `problem`; `done` runs once with the verdict, on a sandbox
+  // thread or (when no simulation is needed) on the caller's. Thread-safe.
+  void Grade(const Problem& problem, std::string code, const SampleRef& ref, Done done);
+  // Blocks until every simulation submitted so far has finished and its callbacks returned.
+  void Wait();
+
+  int simulations() const { return simulations_; }
+  int cache_hits() const { return cache_hits_; }
+
+ private:
+  struct Entry {
+    bool done = false;
+    Verdict verdict;
+    std::vector<Done> waiters;
+  };
+
+  explicit GradingSession(const GradingOptions& options);
+  Status Start(const std::vector<const Problem*>& problems);
+  void Calibrate(const std::vector<const Problem*>& problems);
+  // A verdict found without simulating: the cache, or the reference's calibration run.
+  std::optional<GradeOutcome> Answer(const Problem& problem, const std::string& code,
+                                     const std::string& key);
+  void Simulate(SandboxWorker& worker, const Problem& problem, const std::string& code,
+                const SampleRef& ref, GradeOutcome* out);
+  // Records the verdict for `key` and runs the callbacks waiting for it.
+  void Complete(const std::string& key, GradeOutcome& outcome, Done& owner);
+  void StoreVerdict(const GradeOutcome& outcome);
+
+  GradingOptions options_;
+  SandboxPool pool_;
+  SimulatorLimits base_, key_limits_;
+  std::string version_;
+  std::map<std::string, Calibration> calibration_;
+  std::map<std::string, DesignRun> reference_runs_;  // fresh calibrations only
+  std::map<std::string, v1::ProblemCalibration> records_;
+  int calibrations_simulated_ = 0;
+  std::mutex mu_;
+  std::map<std::string, Entry> entries_;  // by verdict key
+  std::atomic<int> simulations_{0}, cache_hits_{0};
+};
+
+}  // namespace evald
