@@ -16,3 +16,13 @@ parse_args() {
     shift 2
   done
 }
+
+# The evald binary to measure: build/ (scripts/setup.sh), else build-test/; exits 2 when neither.
+find_evald() {
+  local b
+  for b in build/bin/evald build-test/bin/evald; do
+    [ -x "$b" ] && { echo "$b"; return; }
+  done
+  echo "build evald first (scripts/setup.sh)" >&2
+  exit 2
+}

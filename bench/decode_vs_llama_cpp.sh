@@ -13,9 +13,8 @@ TYPES="q4_0 q8_0"
 BANDWIDTH=47.5  # GB/s, this machine (../shared/models/README.md)
 source bench/args.sh
 parse_args "TOKENS N BANDWIDTH THREADS TYPES" "$@"
-EVALD=${EVALD:-build/bin/evald}  # another build: EVALD=build-test/bin/evald bench/...
+EVALD=${EVALD:-$(find_evald)}  # another build: EVALD=build-test/bin/evald bench/...
 REF_DIR=.cache/node-llama-cpp
-[ -x "$EVALD" ] || { echo "build evald first (scripts/setup.sh)" >&2; exit 2; }
 [ -d "$REF_DIR/node_modules/node-llama-cpp" ] || { echo "run scripts/install-deps.sh (node-llama-cpp)" >&2; exit 2; }
 VOCAB=../shared/models/llama-2-tiny-random.gguf
 TMP=$(mktemp -d)

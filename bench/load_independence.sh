@@ -14,9 +14,7 @@ BUSY=3
 source bench/args.sh
 parse_args "BENCHMARK PROBLEMS N JOBS BUSY" "$@"
 BENCH="$BENCHMARK"
-EVALD=build/bin/evald
-[ -x "$EVALD" ] || EVALD=build-test/bin/evald
-[ -x "$EVALD" ] || { echo "build evald first (scripts/setup.sh)" >&2; exit 2; }
+EVALD=${EVALD:-$(find_evald)}
 TMP=$(mktemp -d)
 busy_pids=()
 cleanup() {

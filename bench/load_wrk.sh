@@ -17,9 +17,7 @@ BENCHMARK=../shared/verilog-eval
 source bench/args.sh
 parse_args "DURATION CONNECTIONS THREADS DATASET BENCHMARK" "$@"
 command -v wrk >/dev/null || { echo "wrk is not installed (scripts/install-deps.sh)" >&2; exit 2; }
-EVALD=build/bin/evald
-[ -x "$EVALD" ] || EVALD=build-test/bin/evald
-[ -x "$EVALD" ] || { echo "build evald first (scripts/setup.sh)" >&2; exit 2; }
+EVALD=${EVALD:-$(find_evald)}
 TMP=$(mktemp -d)
 TOKEN="bench-token-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 echo "$TOKEN submit" > "$TMP/tokens"

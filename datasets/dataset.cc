@@ -35,6 +35,65 @@ bool IsValidProblemName(std::string_view name) {
   });
 }
 
+namespace {
+
+// Problem names: problems.txt when present, else every NAME_prompt.txt.
+StatusOr<std::vector<std::string>> ProblemNames(const std::string& folder) {
+  std::vector<std::string> names;
+  std::string list_path = folder + "/problems.txt";
+  if (IsRegularFile(list_path)) {
+    auto text = ReadFileBounded(list_path, kMaxProblemFileBytes);
+    if (!text.ok()) return text.status();
+    for (auto line : py::SplitLines(*text)) {
+      auto name = py::Strip(line);
+      if (name.empty() || name[0] == '#') continue;
+      if (!IsValidProblemName(name))
+        return Status::Corruption(list_path + ": invalid problem name '" + std::string(name) + "'");
+      names.emplace_back(name);
+    }
+  } else {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(folder, ec)) {
+      std::string file = entry.path().filename().string();
+      if (py::EndsWith(file, "_prompt.txt")) {
+        std::string name = file.substr(0, file.size() - 11);
+        if (IsValidProblemName(name)) names.push_back(name);
+      }
+    }
+    std::sort(names.begin(), names.end());
+  }
+  if (names.empty())
+    return Status::NotFound(folder + " holds no problems (no problems.txt, no *_prompt.txt)");
+  if (names.size() > kMaxProblems) return Status::InvalidArgument("too many problems");
+  return names;
+}
+
+// NAME_prompt.txt, _ref.sv, _test.sv and (code completion) _ifc.txt.
+StatusOr<Problem> LoadProblem(const std::string& folder, const std::string& name, Task task) {
+  Problem p;
+  p.name = name;
+  std::string base = folder + "/" + name;
+  auto prompt = ReadTextFile(base + "_prompt.txt");
+  auto ref = ReadFileBounded(base + "_ref.sv", kMaxProblemFileBytes);
+  auto test = ReadFileBounded(base + "_test.sv", kMaxProblemFileBytes);
+  if (!prompt.ok()) return prompt.status().Annotate("problem " + name);
+  if (!ref.ok()) return ref.status().Annotate("problem " + name);
+  if (!test.ok()) return test.status().Annotate("problem " + name);
+  p.prompt = std::move(*prompt);
+  p.reference = std::move(*ref);
+  p.testbench = std::move(*test);
+  if (IsRegularFile(base + "_ifc.txt")) {
+    auto ifc = ReadTextFile(base + "_ifc.txt");
+    if (!ifc.ok()) return ifc.status().Annotate("problem " + name);
+    p.interface = std::move(*ifc);
+  } else if (task == Task::kCodeComplete) {
+    return Status::NotFound("problem " + name + ": code completion needs " + name + "_ifc.txt");
+  }
+  return p;
+}
+
+}  // namespace
+
 StatusOr<Dataset> Dataset::Load(const std::string& path, Task task) {
   Dataset ds;
   ds.task_ = task;
@@ -49,59 +108,15 @@ StatusOr<Dataset> Dataset::Load(const std::string& path, Task task) {
   std::error_code ec;
   ds.folder_ = fs::canonical(ds.folder_, ec).string();
   if (ec) return Status::IoError("cannot resolve " + path + ": " + ec.message());
-
-  // Problem names: problems.txt when present, else every NAME_prompt.txt.
-  std::vector<std::string> names;
-  std::string list_path = ds.folder_ + "/problems.txt";
-  if (IsRegularFile(list_path)) {
-    auto text = ReadFileBounded(list_path, kMaxProblemFileBytes);
-    if (!text.ok()) return text.status();
-    for (auto line : py::SplitLines(*text)) {
-      auto name = py::Strip(line);
-      if (name.empty() || name[0] == '#') continue;
-      if (!IsValidProblemName(name))
-        return Status::Corruption(list_path + ": invalid problem name '" + std::string(name) + "'");
-      names.emplace_back(name);
-    }
-  } else {
-    for (const auto& entry : fs::directory_iterator(ds.folder_, ec)) {
-      std::string file = entry.path().filename().string();
-      if (py::EndsWith(file, "_prompt.txt")) {
-        std::string name = file.substr(0, file.size() - 11);
-        if (IsValidProblemName(name)) names.push_back(name);
-      }
-    }
-    std::sort(names.begin(), names.end());
-  }
-  if (names.empty())
-    return Status::NotFound(ds.folder_ + " holds no problems (no problems.txt, no *_prompt.txt)");
-  if (names.size() > kMaxProblems) return Status::InvalidArgument("too many problems");
-
-  for (const auto& name : names) {
+  auto names = ProblemNames(ds.folder_);
+  if (!names.ok()) return names.status();
+  for (const auto& name : *names) {
     if (ds.index_.count(name)) return Status::Corruption("problem " + name + " is listed twice");
-    Problem p;
-    p.name = name;
-    std::string base = ds.folder_ + "/" + name;
-    auto prompt = ReadTextFile(base + "_prompt.txt");
-    auto ref = ReadFileBounded(base + "_ref.sv", kMaxProblemFileBytes);
-    auto test = ReadFileBounded(base + "_test.sv", kMaxProblemFileBytes);
-    if (!prompt.ok()) return prompt.status().Annotate("problem " + name);
-    if (!ref.ok()) return ref.status().Annotate("problem " + name);
-    if (!test.ok()) return test.status().Annotate("problem " + name);
-    p.prompt = std::move(*prompt);
-    p.reference = std::move(*ref);
-    p.testbench = std::move(*test);
-    if (IsRegularFile(base + "_ifc.txt")) {
-      auto ifc = ReadTextFile(base + "_ifc.txt");
-      if (!ifc.ok()) return ifc.status().Annotate("problem " + name);
-      p.interface = std::move(*ifc);
-    } else if (task == Task::kCodeComplete) {
-      return Status::NotFound("problem " + name + ": code completion needs " + name + "_ifc.txt");
-    }
+    auto p = LoadProblem(ds.folder_, name, task);
+    if (!p.ok()) return p.status();
     ds.index_[name] = ds.problems_.size();
-    ds.problems_.push_back(std::move(p));
+    ds.problems_.push_back(std::move(*p));
   }
-
   // Benchmark checkout layout: icl/ (this data) or scripts/ (upstream) beside the folder.
   std::string root = Parent(ds.folder_);
   ds.icl_dirs_ = {root + "/icl", root + "/scripts", ds.folder_ + "/icl"};

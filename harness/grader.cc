@@ -200,12 +200,14 @@ DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
   DesignRun run;
   run.limits = limits;
   run.nonce = RandomHex(8);
-  auto bench = HardenTestbench(problem.testbench, problem.reference, run.nonce, RandomHex(16));
+  auto bench = HardenTestbench(problem.testbench, problem.reference, run.nonce, RandomHex(16),
+                               limits.stop_at_first_mismatch);
   if (!bench.ok()) {
     run.bench_status = bench.status();
     return run;
   }
   run.tag = bench->tag;
+  run.stopped_at_first_mismatch = bench->stops_at_first_mismatch;
   if (simulator == SimulatorKind::kVerilator && !worker.layers().ContainsNativeCode()) {
     run.status = Status::Unavailable("refusing to run Verilator outside a complete sandbox (" +
                                      worker.layers().Describe() + ")");
@@ -338,8 +340,13 @@ void ClassifySimulation(const DesignRun& run, const StepResult& sim, const std::
     // An always block that never triggers explains the mismatches better than 'R'.
     if (BenchmarkLogCategory(log) == category::kNoSensitivities) c = category::kNoSensitivities;
     v->category = c;
-    v->detail = (res.mismatches < 0 ? std::string("too many") : std::to_string(res.mismatches)) +
-                " mismatches in " + std::to_string(res.samples) + " samples";
+    v->mismatches_lower_bound = run.stopped_at_first_mismatch;
+    v->detail =
+        run.stopped_at_first_mismatch
+            ? "mismatch at sample " + std::to_string(res.samples) +
+                  " (the simulation stopped at the first; --exact-counts for the total)"
+            : (res.mismatches < 0 ? std::string("too many") : std::to_string(res.mismatches)) +
+                  " mismatches in " + std::to_string(res.samples) + " samples";
     return;
   }
   if (res.samples != calibration->samples_checked) {

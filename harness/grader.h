@@ -33,8 +33,9 @@ struct Verdict {
   bool passed = false;
   int mismatches = -1;
   int samples_checked = -1;
-  bool testbench_timeout = false;  // the tagged TIMEOUT line was printed
-  char benchmark = '?';            // sv-iv-analyze's letter for the same log
+  bool mismatches_lower_bound = false;  // stopped at the first mismatch: "at least N"
+  bool testbench_timeout = false;       // the tagged TIMEOUT line was printed
+  char benchmark = '?';                 // sv-iv-analyze's letter for the same log
   std::string detail;
   double compile_seconds = 0;
   double simulate_seconds = 0;
@@ -48,11 +49,12 @@ struct Verdict {
 
 // The raw outcome of compiling and simulating one design: what the sandbox returned.
 struct DesignRun {
-  Status status;               // not ok: the sandbox could not run the job
-  bool oom_killed = false;     // the worker's cgroup recorded an OOM kill during the job
-  SimulatorLimits limits;      // what the job ran under
-  std::string nonce;           // names of scopes and files (the design may see it)
-  std::string tag;             // the result-line tag of the hardened testbench (it may not)
+  Status status;            // not ok: the sandbox could not run the job
+  bool oom_killed = false;  // the worker's cgroup recorded an OOM kill during the job
+  SimulatorLimits limits;   // what the job ran under
+  std::string nonce;        // names of scopes and files (the design may see it)
+  std::string tag;          // the result-line tag of the hardened testbench (it may not)
+  bool stopped_at_first_mismatch = false;  // the testbench ends at its first mismatch
   Status bench_status;         // not ok: the testbench cannot be hardened (no result line)
   IntegrityFinding integrity;  // the design as written, then as preprocessed
   bool preprocessed = false;   // the preprocessor ran (its step is `preprocess`)

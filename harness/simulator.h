@@ -28,6 +28,10 @@ struct SimulatorLimits {
   uint64_t file_size_bytes = 64u << 20;
   uint32_t max_processes = 64;
   uint32_t max_open_files = 256;
+  // The testbench ends the simulation at its first mismatching sample (its result line then
+  // reads "Mismatches: 1 in K samples"): pass/fail cannot change - a pass has no mismatch to
+  // stop at - while a wrong design no longer runs to the end. The count becomes a lower bound.
+  bool stop_at_first_mismatch = false;
 };
 
 SimulatorLimits DefaultLimits(SimulatorKind kind);

@@ -53,7 +53,8 @@ std::string TagTimeoutLines(const std::string& tb, const std::string& tag) {
 }  // namespace
 
 StatusOr<HardenedBench> HardenTestbench(const std::string& testbench, const std::string& reference,
-                                        const std::string& nonce, const std::string& secret) {
+                                        const std::string& nonce, const std::string& secret,
+                                        bool stop_at_first_mismatch) {
   HardenedBench h;
   h.tag = "[evald-" + secret + "]";
   h.top = "tb_" + nonce;
@@ -70,6 +71,17 @@ StatusOr<HardenedBench> HardenTestbench(const std::string& testbench, const std:
     return Status::Corruption("testbench prints no \"Mismatches:\" result line");
   tb = py::ReplaceAll(tb, "\"Mismatches:", "\"" + h.tag + " Mismatches:");
   h.testbench = TagTimeoutLines(tb, h.tag);
+  if (stop_at_first_mismatch) {
+    // verilog-eval's testbenches count a mismatching sample with exactly this statement, once,
+    // inside the `if (!tb_match) begin ... end` of their checking block. A testbench without
+    // it simply runs to its end.
+    const std::string counter = "stats1_" + nonce + ".errors++;";
+    const size_t at = h.testbench.find(counter);
+    if (at != std::string::npos && h.testbench.find(counter, at + 1) == std::string::npos) {
+      h.testbench.insert(at + counter.size(), " $finish;");
+      h.stops_at_first_mismatch = true;
+    }
+  }
   h.reference = std::move(ref);
   return h;
 }

@@ -7,6 +7,8 @@
 //    it runs (%m, the instance path) shows it. The grader accepts exactly one tagged result line,
 //    as the last line of the output, and treats any untagged "Mismatches:" line as forgery.
 // The transformation changes names and printed text only, never what the testbench checks.
+// Optionally (stop_at_first_mismatch) the testbench also calls $finish right after it counts its
+// first mismatching sample; its final block still prints the result line.
 #pragma once
 
 #include <string>
@@ -16,10 +18,11 @@
 namespace evald {
 
 struct HardenedBench {
-  std::string tag;        // "[evald-<secret>]"
-  std::string top;        // the renamed top module (`tb_<nonce>`)
-  std::string testbench;  // rewritten NAME_test.sv
-  std::string reference;  // rewritten NAME_ref.sv
+  bool stops_at_first_mismatch = false;  // asked for, and the testbench's counter was found
+  std::string tag;                       // "[evald-<secret>]"
+  std::string top;                       // the renamed top module (`tb_<nonce>`)
+  std::string testbench;                 // rewritten NAME_test.sv
+  std::string reference;                 // rewritten NAME_ref.sv
 };
 
 // Fails (Corruption) when the testbench does not print a "Mismatches:" result line, which the
@@ -27,7 +30,8 @@ struct HardenedBench {
 // `nonce` renames scopes and files (the design may learn it while running); `secret` makes the
 // tag (it must not).
 StatusOr<HardenedBench> HardenTestbench(const std::string& testbench, const std::string& reference,
-                                        const std::string& nonce, const std::string& secret);
+                                        const std::string& nonce, const std::string& secret,
+                                        bool stop_at_first_mismatch = false);
 
 // The reference rewritten as a design (module RefModule -> module TopModule), for calibration.
 std::string ReferenceAsDesign(const std::string& reference);

@@ -12,7 +12,9 @@ std::string LimitSignature(const SimulatorLimits& limits) {
          std::to_string(limits.compile_address_space) + "/" +
          std::to_string(limits.simulate_address_space) + "/" +
          std::to_string(limits.max_output_bytes) + "/" + std::to_string(limits.file_size_bytes) +
-         "/" + std::to_string(limits.max_processes);
+         "/" + std::to_string(limits.max_processes) +
+         // Appended only when set: keys of full runs stay what they were.
+         (limits.stop_at_first_mismatch ? "/first-mismatch" : "");
 }
 }  // namespace
 

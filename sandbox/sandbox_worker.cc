@@ -162,10 +162,16 @@ Status SandboxWorker::Start() {
       CgroupLimits::Create("evald-" + std::to_string(::getpid()) + "-" + std::to_string(index_) +
                                "-" + std::to_string(SandboxUid(index_)),
                            options_.memory_bytes, options_.max_pids, &cg_why);
+  EVALD_RETURN_IF_ERROR(SpawnInit());
+  auto config = InitConfig();
+  if (!config.ok()) return config.status();
+  return Handshake(*config);
+}
 
-  // As root: all namespaces directly. Otherwise: inside an unprivileged user namespace, where
-  // we are root over our own mount/pid/net namespaces but cannot switch uid. Else: none.
-  bool root = ::geteuid() == 0;
+// As root: all namespaces directly. Otherwise: inside an unprivileged user namespace, where we
+// are root over our own mount/pid/net namespaces but cannot switch uid. Else: none.
+Status SandboxWorker::SpawnInit() {
+  const bool root = ::geteuid() == 0;
   unsigned long attempts[] = {kAllNamespaces, kAllNamespaces | CLONE_NEWUSER, 0};
   Status spawned = Status::Unavailable("no attempt");
   unsigned long flags = 0;
@@ -190,7 +196,6 @@ Status SandboxWorker::Start() {
     WriteProcFile(proc + "/gid_map", "0 " + std::to_string(::getegid()) + " 1");
   }
   if (cgroup_ && !cgroup_->AddProcess(pid_)) cgroup_.reset();
-
   layers_.mount_ns = flags & CLONE_NEWNS;
   layers_.pid_ns = flags & CLONE_NEWPID;
   layers_.net_ns = flags & CLONE_NEWNET;
@@ -202,14 +207,18 @@ Status SandboxWorker::Start() {
     layers_.cgroup_memory = cgroup_->memory();
     layers_.cgroup_pids = cgroup_->pids();
   }
+  return Status::Ok();
+}
 
+// What the init is told to build, given the namespaces it got.
+StatusOr<sandbox::SandboxConfig> SandboxWorker::InitConfig() {
   sandbox::SandboxConfig config;
   config.set_build_fs_view(layers_.mount_ns);
   config.set_pid_namespace(layers_.pid_ns);
   config.set_scratch_bytes(options_.scratch_bytes);
   config.set_seccomp(true);
   for (const auto& p : options_.readonly_binds) config.add_readonly_binds(p);
-  if (root && !layers_.user_ns) {
+  if (::geteuid() == 0 && !layers_.user_ns) {
     uint32_t uid = SandboxUid(index_);
     config.set_uid(uid);
     config.set_gid(uid);
@@ -227,6 +236,11 @@ Status SandboxWorker::Start() {
     }
     config.set_host_scratch_parent(scratch_parent_);
   }
+  return config;
+}
+
+// Sends the configuration, waits for the init's report of the layers it built.
+Status SandboxWorker::Handshake(const sandbox::SandboxConfig& config) {
   EVALD_RETURN_IF_ERROR(sandbox::WriteFrame(to_init_, config).Annotate("configuring sandbox"));
   sandbox::SandboxReady ready;
   Status st = sandbox::ReadFrame(from_init_, &ready, 1 << 20, kStartTimeoutMs);

@@ -44,6 +44,9 @@ class SandboxWorker {
  private:
   void Stop();
   Status Spawn(unsigned long clone_flags);
+  Status SpawnInit();
+  StatusOr<sandbox::SandboxConfig> InitConfig();
+  Status Handshake(const sandbox::SandboxConfig& config);
 
   SandboxOptions options_;
   int index_;

@@ -25,7 +25,8 @@ class GradingTest : public ::testing::Test {
     delete dataset_;
   }
 
-  Verdict Grade(const std::string& problem_name, const std::string& code) {
+  Verdict Grade(const std::string& problem_name, const std::string& code,
+                bool stop_at_first_mismatch = false) {
     const Problem* p = dataset_->Find(problem_name);
     EXPECT_NE(p, nullptr);
     auto it = cal_.find(problem_name);
@@ -36,6 +37,7 @@ class GradingTest : public ::testing::Test {
     EXPECT_TRUE(it->second.gradable) << it->second.note;
     SimulatorLimits limits =
         LimitsForProblem(DefaultLimits(SimulatorKind::kIcarus), it->second, std::nullopt);
+    limits.stop_at_first_mismatch = stop_at_first_mismatch;
     return GradeDesign(*worker_, SimulatorKind::kIcarus, limits, *p, code, &it->second);
   }
 
@@ -58,6 +60,28 @@ TEST_F(GradingTest, CorrectDesignPasses) {
   EXPECT_EQ(v.benchmark, '.');
   EXPECT_EQ(v.mismatches, 0);
   EXPECT_EQ(v.samples_checked, 800);
+}
+
+// Stopping at the first mismatch changes the count, never pass/fail or the letter.
+TEST_F(GradingTest, StoppingAtTheFirstMismatchKeepsVerdictAndLetter) {
+  const std::string right = std::string(kAndHeader) + "  assign out = a & b;\nendmodule\n";
+  const std::string wrong = std::string(kAndHeader) + "  assign out = a | b;\nendmodule\n";
+  Verdict full = Grade("Bi01_and_gate", wrong, false);
+  Verdict early = Grade("Bi01_and_gate", wrong, true);
+  EXPECT_FALSE(early.passed);
+  EXPECT_EQ(early.category, full.category);
+  EXPECT_EQ(early.benchmark, full.benchmark);
+  EXPECT_GT(full.mismatches, 1);
+  EXPECT_FALSE(full.mismatches_lower_bound);
+  EXPECT_EQ(early.mismatches, 1);
+  EXPECT_TRUE(early.mismatches_lower_bound);
+  EXPECT_LT(early.samples_checked, full.samples_checked);
+  EXPECT_NE(early.detail.find("stopped at the first"), std::string::npos) << early.detail;
+  // A passing design has no mismatch to stop at: the same full run.
+  Verdict pass = Grade("Bi01_and_gate", right, true);
+  EXPECT_TRUE(pass.passed) << pass.detail;
+  EXPECT_EQ(pass.samples_checked, 800);
+  EXPECT_FALSE(pass.mismatches_lower_bound);
 }
 
 TEST_F(GradingTest, CompileCategories) {

@@ -4,8 +4,8 @@
 
 #include "base/hash.h"
 #include "datasets/dataset.h"
+#include "evald/proto/records.pb.h"
 #include "evald/runs/evaluation.h"
-#include "evald/proto/store.pb.h"
 #include "test_support.h"
 
 namespace evald {

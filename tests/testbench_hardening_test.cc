@@ -39,5 +39,23 @@ TEST(Hardening, ReferenceAsDesign) {
             "module TopModule (\n); // RefModuleX\nendmodule");
 }
 
+TEST(Hardening, StopsAtTheFirstMismatchOnlyWhenAskedAndWhereTheCounterIsFound) {
+  const std::string bench = std::string(kBench).replace(
+      std::string(kBench).find("  wire tb_match;"), 0,
+      "  always @(posedge clk) if (!tb_match) begin stats1.errors++; end\n");
+  auto off = HardenTestbench(bench, "module RefModule(); endmodule", "n1", "s1");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->stops_at_first_mismatch);
+  EXPECT_EQ(off->testbench.find("$finish;"), std::string::npos);
+  auto on = HardenTestbench(bench, "module RefModule(); endmodule", "n1", "s1", true);
+  ASSERT_TRUE(on.ok());
+  EXPECT_TRUE(on->stops_at_first_mismatch);
+  EXPECT_NE(on->testbench.find("stats1_n1.errors++; $finish;"), std::string::npos);
+  // No counting statement (or more than one): the testbench runs to its end.
+  auto none = HardenTestbench(kBench, "module RefModule(); endmodule", "n1", "s1", true);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->stops_at_first_mismatch);
+}
+
 }  // namespace
 }  // namespace evald

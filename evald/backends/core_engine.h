@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "evald/proto/store.pb.h"
+#include "evald/proto/eval.pb.h"
 #include "kernels/generate/generator.h"
 #include "kernels/model/llama_model.h"
 #include "kernels/ops/dot.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "evald/proto/store.pb.h"
+#include "evald/proto/eval.pb.h"
 
 namespace evald {
 

@@ -78,7 +78,75 @@ double MeasureReadBandwidth() {
 
 void RegisterRandomModelCommand(CLI::App* bench, std::function<int()>* run);
 
-void RegisterModelCommands(CLI::App& app, std::function<int()>* run) {
+namespace {
+
+struct BenchFlags {
+  std::string model;
+  int n = 20, tokens = 64, threads = 1;
+  double bandwidth_gbs = 0;
+};
+
+// Prefill and decode speed of one sample and of n in lockstep, against the memory-bandwidth
+// limit (every weight read once per decoded token).
+int RunBenchDecode(const BenchFlags& b) {
+  auto loaded = LoadModel(b.model);
+  if (!loaded.ok()) return Fail(loaded.status());
+  const Isa isa = DetectIsa();
+  const std::string prompt = "Once upon a time, there was a little girl who";
+  uint64_t weight_bytes = 0;
+  for (const auto& t : loaded->model->file().tensors()) weight_bytes += t.bytes;
+  // Prefill alone (max_tokens 0), then prefill + decode: the difference is decoding. A
+  // first untimed run pages the weights in, so that no timing includes the file's loading.
+  GenerateOptions prefill_only;
+  prefill_only.max_tokens = 0;
+  prefill_only.threads = b.threads;
+  GenerateOptions warm = prefill_only;
+  warm.max_tokens = 2;
+  if (auto w = Generate(*loaded->model, *loaded->tokenizer, prompt, warm, isa); !w.ok())
+    return Fail(w.status());
+  auto t0 = Clock::now();
+  auto r0 = Generate(*loaded->model, *loaded->tokenizer, prompt, prefill_only, isa);
+  if (!r0.ok()) return Fail(r0.status());
+  const double prefill_secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  const int prompt_tokens = (*r0)[0].prompt_tokens;
+  GenerateOptions one = prefill_only;
+  one.max_tokens = b.tokens;
+  t0 = Clock::now();
+  auto r1 = Generate(*loaded->model, *loaded->tokenizer, prompt, one, isa);
+  if (!r1.ok()) return Fail(r1.status());
+  const double secs1 = std::chrono::duration<double>(Clock::now() - t0).count();
+  const int decoded1 = static_cast<int>((*r1)[0].tokens.size());
+  GenerateOptions many = one;
+  many.n = b.n;
+  many.sampling.temperature = 0.8f;
+  t0 = Clock::now();
+  auto rn = Generate(*loaded->model, *loaded->tokenizer, prompt, many, isa);
+  if (!rn.ok()) return Fail(rn.status());
+  const double secsn = std::chrono::duration<double>(Clock::now() - t0).count();
+  int decodedn = 0;
+  for (const auto& c : *rn) decodedn += static_cast<int>(c.tokens.size());
+  // On tiny models the two timings are too close to subtract: fall back to the whole run.
+  const double decode_secs = secs1 - prefill_secs > 0.05 * secs1 ? secs1 - prefill_secs : secs1;
+  const double decode_tps = decoded1 / decode_secs;
+  const bool measured = b.bandwidth_gbs <= 0;
+  const double bw = measured ? MeasureReadBandwidth() : b.bandwidth_gbs;
+  const double limit = bw * 1e9 / static_cast<double>(weight_bytes);
+  std::cout << fmt::format("model {} ({:.1f} MB of weights), kernels {}, {} thread(s)\n", b.model,
+                           weight_bytes / 1e6, IsaName(isa), b.threads);
+  std::cout << fmt::format("prefill: {:.1f} tok/s ({} tokens)\n", prompt_tokens / prefill_secs,
+                           prompt_tokens);
+  std::cout << fmt::format("decode: {:.1f} tok/s (1 sample, {} tokens)\n", decode_tps, decoded1);
+  std::cout << fmt::format(
+      "n={}: {:.1f} tok/s aggregate (prefill included), {:.2f}x the time of one sample\n", b.n,
+      decodedn / secsn, secsn / secs1);
+  std::cout << fmt::format(
+      "memory read bandwidth {:.1f} GB/s ({}) -> limit {:.1f} tok/s; "
+      "decode reaches {:.1f}%\n",
+      bw, measured ? "measured, all hardware threads" : "given", limit, 100.0 * decode_tps / limit);
+  return 0;
+}
+
+void RegisterGenerateCommand(CLI::App& app, std::function<int()>* run) {
   struct GenFlags {
     std::string model, prompt;
     int n = 1, max_tokens = 256, top_k = 0, threads = 1;
@@ -122,7 +190,9 @@ void RegisterModelCommands(CLI::App& app, std::function<int()>* run) {
       return 0;
     };
   });
+}
 
+void RegisterQuantizeCommand(CLI::App& app, std::function<int()>* run) {
   struct QuantFlags {
     std::string in, out, type;
   };
@@ -147,12 +217,9 @@ void RegisterModelCommands(CLI::App& app, std::function<int()>* run) {
       return 0;
     };
   });
+}
 
-  struct BenchFlags {
-    std::string model;
-    int n = 20, tokens = 64, threads = 1;
-    double bandwidth_gbs = 0;
-  };
+void RegisterBenchCommands(CLI::App& app, std::function<int()>* run) {
   auto b = std::make_shared<BenchFlags>();
   auto* bench = app.add_subcommand("bench", "benchmarks");
   RegisterRandomModelCommand(bench, run);
@@ -165,67 +232,15 @@ void RegisterModelCommands(CLI::App& app, std::function<int()>* run) {
   decode->add_option(
       "--bandwidth", b->bandwidth_gbs,
       "memory read bandwidth in GB/s for the limit (default: measured, all hardware threads)");
-  decode->callback([b, run] {
-    *run = [b]() -> int {
-      auto loaded = LoadModel(b->model);
-      if (!loaded.ok()) return Fail(loaded.status());
-      const Isa isa = DetectIsa();
-      const std::string prompt = "Once upon a time, there was a little girl who";
-      uint64_t weight_bytes = 0;
-      for (const auto& t : loaded->model->file().tensors()) weight_bytes += t.bytes;
-      // Prefill alone (max_tokens 0), then prefill + decode: the difference is decoding. A
-      // first untimed run pages the weights in, so that no timing includes the file's loading.
-      GenerateOptions prefill_only;
-      prefill_only.max_tokens = 0;
-      prefill_only.threads = b->threads;
-      GenerateOptions warm = prefill_only;
-      warm.max_tokens = 2;
-      if (auto w = Generate(*loaded->model, *loaded->tokenizer, prompt, warm, isa); !w.ok())
-        return Fail(w.status());
-      auto t0 = Clock::now();
-      auto r0 = Generate(*loaded->model, *loaded->tokenizer, prompt, prefill_only, isa);
-      if (!r0.ok()) return Fail(r0.status());
-      const double prefill_secs = std::chrono::duration<double>(Clock::now() - t0).count();
-      const int prompt_tokens = (*r0)[0].prompt_tokens;
-      GenerateOptions one = prefill_only;
-      one.max_tokens = b->tokens;
-      t0 = Clock::now();
-      auto r1 = Generate(*loaded->model, *loaded->tokenizer, prompt, one, isa);
-      if (!r1.ok()) return Fail(r1.status());
-      const double secs1 = std::chrono::duration<double>(Clock::now() - t0).count();
-      const int decoded1 = static_cast<int>((*r1)[0].tokens.size());
-      GenerateOptions many = one;
-      many.n = b->n;
-      many.sampling.temperature = 0.8f;
-      t0 = Clock::now();
-      auto rn = Generate(*loaded->model, *loaded->tokenizer, prompt, many, isa);
-      if (!rn.ok()) return Fail(rn.status());
-      const double secsn = std::chrono::duration<double>(Clock::now() - t0).count();
-      int decodedn = 0;
-      for (const auto& c : *rn) decodedn += static_cast<int>(c.tokens.size());
-      // On tiny models the two timings are too close to subtract: fall back to the whole run.
-      const double decode_secs = secs1 - prefill_secs > 0.05 * secs1 ? secs1 - prefill_secs : secs1;
-      const double decode_tps = decoded1 / decode_secs;
-      const bool measured = b->bandwidth_gbs <= 0;
-      const double bw = measured ? MeasureReadBandwidth() : b->bandwidth_gbs;
-      const double limit = bw * 1e9 / static_cast<double>(weight_bytes);
-      std::cout << fmt::format("model {} ({:.1f} MB of weights), kernels {}, {} thread(s)\n",
-                               b->model, weight_bytes / 1e6, IsaName(isa), b->threads);
-      std::cout << fmt::format("prefill: {:.1f} tok/s ({} tokens)\n", prompt_tokens / prefill_secs,
-                               prompt_tokens);
-      std::cout << fmt::format("decode: {:.1f} tok/s (1 sample, {} tokens)\n", decode_tps,
-                               decoded1);
-      std::cout << fmt::format(
-          "n={}: {:.1f} tok/s aggregate (prefill included), {:.2f}x the time of one sample\n", b->n,
-          decodedn / secsn, secsn / secs1);
-      std::cout << fmt::format(
-          "memory read bandwidth {:.1f} GB/s ({}) -> limit {:.1f} tok/s; "
-          "decode reaches {:.1f}%\n",
-          bw, measured ? "measured, all hardware threads" : "given", limit,
-          100.0 * decode_tps / limit);
-      return 0;
-    };
-  });
+  decode->callback([b, run] { *run = [b] { return RunBenchDecode(*b); }; });
+}
+
+}  // namespace
+
+void RegisterModelCommands(CLI::App& app, std::function<int()>* run) {
+  RegisterGenerateCommand(app, run);
+  RegisterQuantizeCommand(app, run);
+  RegisterBenchCommands(app, run);
 }
 
 void RegisterRandomModelCommand(CLI::App* bench, std::function<int()>* run) {

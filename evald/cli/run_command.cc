@@ -33,22 +33,157 @@ struct TempDir {
   }
 };
 
+struct Flags {
+  std::string model, endpoint, model_name, api = "completions", api_key_env, api_key_file, recorded,
+                                           hardware, name;
+  int concurrency = 8;
+  std::string dataset = "builtin", task = "spec-to-rtl", simulator = "iverilog", k = "1,5";
+  std::vector<std::string> problems, stop, labels;
+  std::string preset;
+  int n = 0, top_k = -1, max_tokens = 1024, shots = 0, jobs = 2, decode_threads = 1, attempts = 4;
+  double temperature = 0, top_p = 0, min_p = 0, timeout_s = 600;
+  int64_t seed = 0;
+  bool rules = false, explain = false, system_in_prompt = false, no_stream = false,
+       exact_counts = false;
+  std::string data, json_out;
+};
+
+v1::Checkpoint CheckpointOf(const Flags& f) {
+  v1::Checkpoint ck;
+  auto absolute = [](const std::string& p) {
+    std::error_code ec;
+    auto a = std::filesystem::absolute(p, ec);
+    return ec ? p : a.string();
+  };
+  if (!f.model.empty()) {
+    ck.set_format("gguf");
+    ck.set_location(absolute(f.model));
+  } else if (!f.recorded.empty()) {
+    ck.set_format("recorded");
+    ck.set_location(absolute(f.recorded));
+  } else {
+    ck.set_format("remote");
+    ck.set_endpoint(f.endpoint);
+    ck.set_model(f.model_name);
+    ck.set_api(f.api);
+    ck.set_api_key_env(f.api_key_env);
+    ck.set_api_key_file(f.api_key_file);
+    ck.set_max_concurrency(f.concurrency);
+  }
+  ck.set_hardware(f.hardware);
+  ck.set_name(!f.name.empty()          ? f.name
+              : !f.model_name.empty()  ? f.model_name
+              : !ck.location().empty() ? std::filesystem::path(ck.location()).filename().string()
+                                       : f.endpoint);
+  return ck;
+}
+
+StatusOr<v1::RunSpec> SpecOf(const Flags& f, const std::string& checkpoint_id,
+                             const std::vector<int>& ks) {
+  v1::RunSpec spec;
+  spec.set_checkpoint_id(checkpoint_id);
+  spec.set_dataset(f.dataset);
+  spec.set_task(f.task);
+  spec.set_simulator(f.simulator);
+  spec.set_exact_mismatch_counts(f.exact_counts);
+  for (int k : ks) spec.add_k(k);
+  for (const auto& p : f.problems) spec.add_problems(p);
+  spec.mutable_prompt()->set_shots(f.shots);
+  spec.mutable_prompt()->set_rules(f.rules);
+  spec.mutable_prompt()->set_explain(f.explain);
+  spec.mutable_prompt()->set_system_in_prompt(f.system_in_prompt);
+  auto* s = spec.mutable_sampling();
+  s->set_preset(f.preset);
+  s->set_n(f.n);
+  s->set_temperature(f.temperature);
+  s->set_top_p(f.top_p);
+  s->set_top_k(f.top_k);
+  s->set_min_p(f.min_p);
+  s->set_max_tokens(f.max_tokens);
+  s->set_seed(f.seed);
+  for (const auto& stop : f.stop) s->add_stop(stop);
+  s->set_request_timeout_s(f.timeout_s);
+  s->set_max_attempts(f.attempts);
+  s->set_no_stream(f.no_stream);
+  for (const auto& l : f.labels) {
+    size_t eq = l.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Status::InvalidArgument("--label expects KEY=VALUE");
+    (*spec.mutable_labels())[l.substr(0, eq)] = l.substr(eq + 1);
+  }
+  return spec;
+}
+
+// Logs the run's progress as it changes until it ends; returns its last state.
+StatusOr<v1::Run> FollowRun(RunManager& runs, const std::string& id) {
+  std::string last;
+  while (true) {
+    auto r = runs.GetRun(id);
+    if (!r.ok()) return r.status();
+    std::string line = fmt::format(
+        "{}: {} generated, {} graded of {}{}", v1::RunState_Name(r->state()),
+        r->samples_generated(), r->samples_done(), r->samples_total(),
+        r->generation_errors() ? fmt::format(", {} generation errors", r->generation_errors())
+                               : "");
+    if (line != last) spdlog::info("{}", line);
+    last = line;
+    if (r->state() == v1::SUCCEEDED || r->state() == v1::FAILED || r->state() == v1::CANCELLED)
+      return *r;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+int RunRun(const Flags& f) {
+  auto ks = ParseKList(f.k);
+  if (!ks.ok()) return Fail(ks.status());
+  TempDir temp;
+  std::string data = f.data;
+  if (data.empty()) {
+    char tmpl[] = "/tmp/evald-run-XXXXXX";
+    if (!mkdtemp(tmpl)) return Fail(Status::IoError("cannot make a temporary store"));
+    temp.path = data = tmpl;
+  }
+  auto store = Store::Open(data);
+  if (!store.ok()) return Fail(store.status());
+  RunManagerOptions opts;
+  opts.jobs = f.jobs;
+  opts.backend.decode_threads = f.decode_threads;
+  if (f.dataset != "builtin") opts.datasets[f.dataset] = f.dataset;
+  RunManager runs(store->get(), opts);
+  // Started first: runs an earlier interrupted `evald run --data DIR` left resume too.
+  if (Status st = runs.Start(); !st.ok()) return Fail(st);
+  v1::Checkpoint ck = CheckpointOf(f);
+  if (Status st = runs.PutCheckpoint(&ck); !st.ok()) return Fail(st);
+  auto spec = SpecOf(f, ck.id(), *ks);
+  if (!spec.ok()) return Fail(spec.status());
+  auto created = runs.CreateRun(*spec, "");
+  if (!created.ok()) return Fail(created.status());
+  const std::string id = created->id();
+  spdlog::info("run {}: {} samples ({} problems x n={}) from {}", id, created->samples_total(),
+               created->samples_total() / std::max(1, created->spec().sampling().n()),
+               created->spec().sampling().n(),
+               ck.format() == "remote" ? ck.endpoint() : ck.location());
+  auto state = FollowRun(runs, id);
+  if (!state.ok()) return Fail(state.status());
+  runs.Stop();
+  auto report = runs.Report(id);
+  if (!report.ok()) return Fail(report.status());
+  if (state->state() == v1::SUCCEEDED) PrintEvalReport(*report, std::cout);
+  if (!f.json_out.empty()) {
+    if (Status st = WriteJson(*report, f.json_out); !st.ok()) return Fail(st);
+  }
+  if (state->state() != v1::SUCCEEDED) {
+    if (report->has_serving()) PrintServingMetrics(report->serving(), std::cerr);
+    return Fail(Status::Unavailable(fmt::format(
+        "run {} {}: {}", id, v1::RunState_Name(state->state()), state->state_reason())));
+  }
+  if (!f.data.empty()) std::cout << "run " << id << " stored in " << f.data << "\n";
+  return 0;
+}
+
 }  // namespace
 
 void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
-  struct Flags {
-    std::string model, endpoint, model_name, api = "completions", api_key_env, api_key_file,
-                                             recorded, hardware, name;
-    int concurrency = 8;
-    std::string dataset = "builtin", task = "spec-to-rtl", simulator = "iverilog", k = "1,5";
-    std::vector<std::string> problems, stop, labels;
-    std::string preset;
-    int n = 0, top_k = -1, max_tokens = 1024, shots = 0, jobs = 2, decode_threads = 1, attempts = 4;
-    double temperature = 0, top_p = 0, min_p = 0, timeout_s = 600;
-    int64_t seed = 0;
-    bool rules = false, explain = false, system_in_prompt = false, no_stream = false;
-    std::string data, json_out;
-  };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
       "run", "sample a checkpoint over a dataset, then grade and score it (no daemon needed)");
@@ -89,6 +224,8 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
                 "system message in front of the prompt, none sent apart (no system role)");
   cmd->add_option("--k", f->k, "pass@k to report, e.g. 1,5");
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes in parallel")->check(CLI::Range(1, 256));
+  cmd->add_flag("--exact-counts", f->exact_counts,
+                "simulate wrong designs to the end for exact mismatch counts (slower)");
   cmd->add_option("--decode-threads", f->decode_threads, "threads of the decoding core")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--timeout", f->timeout_s, "seconds per request attempt");
@@ -97,129 +234,7 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--label", f->labels, "KEY=VALUE attached to the run");
   cmd->add_option("--data", f->data, "store directory (default: a temporary one)");
   cmd->add_option("--json", f->json_out, "write the report (with serving metrics) as JSON");
-  cmd->callback([f, run] {
-    *run = [f]() -> int {
-      auto ks = ParseKList(f->k);
-      if (!ks.ok()) return Fail(ks.status());
-      TempDir temp;
-      std::string data = f->data;
-      if (data.empty()) {
-        char tmpl[] = "/tmp/evald-run-XXXXXX";
-        if (!mkdtemp(tmpl)) return Fail(Status::IoError("cannot make a temporary store"));
-        temp.path = data = tmpl;
-      }
-      auto store = Store::Open(data);
-      if (!store.ok()) return Fail(store.status());
-      RunManagerOptions opts;
-      opts.jobs = f->jobs;
-      opts.backend.decode_threads = f->decode_threads;
-      if (f->dataset != "builtin") opts.datasets[f->dataset] = f->dataset;
-      RunManager runs(store->get(), opts);
-      // Started first: runs an earlier interrupted `evald run --data DIR` left resume too.
-      if (Status st = runs.Start(); !st.ok()) return Fail(st);
-
-      v1::Checkpoint ck;
-      auto absolute = [](const std::string& p) {
-        std::error_code ec;
-        auto a = std::filesystem::absolute(p, ec);
-        return ec ? p : a.string();
-      };
-      if (!f->model.empty()) {
-        ck.set_format("gguf");
-        ck.set_location(absolute(f->model));
-      } else if (!f->recorded.empty()) {
-        ck.set_format("recorded");
-        ck.set_location(absolute(f->recorded));
-      } else {
-        ck.set_format("remote");
-        ck.set_endpoint(f->endpoint);
-        ck.set_model(f->model_name);
-        ck.set_api(f->api);
-        ck.set_api_key_env(f->api_key_env);
-        ck.set_api_key_file(f->api_key_file);
-        ck.set_max_concurrency(f->concurrency);
-      }
-      ck.set_hardware(f->hardware);
-      ck.set_name(!f->name.empty()         ? f->name
-                  : !f->model_name.empty() ? f->model_name
-                  : !ck.location().empty()
-                      ? std::filesystem::path(ck.location()).filename().string()
-                      : f->endpoint);
-      if (Status st = runs.PutCheckpoint(&ck); !st.ok()) return Fail(st);
-
-      v1::RunSpec spec;
-      spec.set_checkpoint_id(ck.id());
-      spec.set_dataset(f->dataset);
-      spec.set_task(f->task);
-      spec.set_simulator(f->simulator);
-      for (int k : *ks) spec.add_k(k);
-      for (const auto& p : f->problems) spec.add_problems(p);
-      spec.mutable_prompt()->set_shots(f->shots);
-      spec.mutable_prompt()->set_rules(f->rules);
-      spec.mutable_prompt()->set_explain(f->explain);
-      spec.mutable_prompt()->set_system_in_prompt(f->system_in_prompt);
-      auto* s = spec.mutable_sampling();
-      s->set_preset(f->preset);
-      s->set_n(f->n);
-      s->set_temperature(f->temperature);
-      s->set_top_p(f->top_p);
-      s->set_top_k(f->top_k);
-      s->set_min_p(f->min_p);
-      s->set_max_tokens(f->max_tokens);
-      s->set_seed(f->seed);
-      for (const auto& stop : f->stop) s->add_stop(stop);
-      s->set_request_timeout_s(f->timeout_s);
-      s->set_max_attempts(f->attempts);
-      s->set_no_stream(f->no_stream);
-      for (const auto& l : f->labels) {
-        size_t eq = l.find('=');
-        if (eq == std::string::npos || eq == 0)
-          return Fail(Status::InvalidArgument("--label expects KEY=VALUE"));
-        (*spec.mutable_labels())[l.substr(0, eq)] = l.substr(eq + 1);
-      }
-      auto created = runs.CreateRun(spec, "");
-      if (!created.ok()) return Fail(created.status());
-      const std::string id = created->id();
-      spdlog::info("run {}: {} samples ({} problems x n={}) from {}", id, created->samples_total(),
-                   created->samples_total() / std::max(1, created->spec().sampling().n()),
-                   created->spec().sampling().n(),
-                   ck.format() == "remote" ? ck.endpoint() : ck.location());
-
-      v1::Run state;
-      std::string last;
-      while (true) {
-        auto r = runs.GetRun(id);
-        if (!r.ok()) return Fail(r.status());
-        state = *r;
-        std::string line =
-            fmt::format("{}: {} generated, {} graded of {}{}", v1::RunState_Name(state.state()),
-                        state.samples_generated(), state.samples_done(), state.samples_total(),
-                        state.generation_errors()
-                            ? fmt::format(", {} generation errors", state.generation_errors())
-                            : "");
-        if (line != last) spdlog::info("{}", line);
-        last = line;
-        if (state.state() == v1::SUCCEEDED || state.state() == v1::FAILED ||
-            state.state() == v1::CANCELLED)
-          break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(250));
-      }
-      runs.Stop();
-      auto report = runs.Report(id);
-      if (!report.ok()) return Fail(report.status());
-      if (state.state() == v1::SUCCEEDED) PrintEvalReport(*report, std::cout);
-      if (!f->json_out.empty()) {
-        if (Status st = WriteJson(*report, f->json_out); !st.ok()) return Fail(st);
-      }
-      if (state.state() != v1::SUCCEEDED) {
-        if (report->has_serving()) PrintServingMetrics(report->serving(), std::cerr);
-        return Fail(Status::Unavailable(fmt::format(
-            "run {} {}: {}", id, v1::RunState_Name(state.state()), state.state_reason())));
-      }
-      if (!f->data.empty()) std::cout << "run " << id << " stored in " << f->data << "\n";
-      return 0;
-    };
-  });
+  cmd->callback([f, run] { *run = [f] { return RunRun(*f); }; });
 }
 
 }  // namespace evald

@@ -43,21 +43,95 @@ StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& dir) {
   return store;
 }
 
+struct ServeFlags {
+  std::string listen = "127.0.0.1:8080", data, tokens;
+  std::vector<std::string> datasets;
+  int jobs = 2;
+  size_t max_body_mb = 64;
+  int timeout_s = 30;
+  std::string model, model_name;
+  int decode_threads = 1;
+  int max_generations = 16;
+  uint64_t min_free_mb = 256;
+};
+
+StatusOr<HttpServerOptions> HttpOptionsOf(const ServeFlags& f) {
+  size_t colon = f.listen.rfind(':');
+  if (colon == std::string::npos) return Status::InvalidArgument("--listen expects ADDR:PORT");
+  HttpServerOptions http_opts;
+  http_opts.address = f.listen.substr(0, colon);
+  auto port = ParseInt(std::string_view(f.listen).substr(colon + 1), 0, 65535);
+  if (!port) return Status::InvalidArgument("bad port in --listen " + f.listen);
+  http_opts.port = static_cast<uint16_t>(*port);
+  http_opts.max_body_bytes = f.max_body_mb << 20;
+  http_opts.read_timeout = http_opts.write_timeout = std::chrono::seconds(f.timeout_s);
+  return http_opts;
+}
+
+// The daemon until SIGTERM or SIGINT: store, run queue, REST API, and the OpenAI-compatible
+// routes when a model is served.
+int RunServe(const ServeFlags& f) {
+  auto http = HttpOptionsOf(f);
+  if (!http.ok()) return Fail(http.status());
+  const HttpServerOptions& http_opts = *http;
+  auto tokens = LoadTokens(f.tokens);
+  if (!tokens.ok()) return Fail(tokens.status());
+  auto datasets = ParseDatasets(f.datasets);
+  if (!datasets.ok()) return Fail(datasets.status());
+
+  // Block the stop signals in every thread; the main thread waits for them below.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto store = OpenStore(f.data);
+  if (!store.ok()) return Fail(store.status());
+  (*store)->set_min_free_bytes(f.min_free_mb << 20);
+  RunManagerOptions run_opts;
+  run_opts.jobs = f.jobs;
+  run_opts.datasets = *datasets;
+  run_opts.backend.decode_threads = f.decode_threads;
+  std::unique_ptr<OpenAiRoutes> completions;
+  if (!f.model.empty()) {
+    auto engine = CoreEngine::Load(f.model, f.decode_threads);
+    if (!engine.ok()) return Fail(engine.status());
+    completions = std::make_unique<OpenAiRoutes>(std::shared_ptr<CoreEngine>(std::move(*engine)),
+                                                 f.model_name, *tokens);
+    spdlog::info("serving {} as model '{}'", f.model, completions->model_name());
+  }
+  RunManager runs(store->get(), run_opts);
+  if (Status st = runs.Start(); !st.ok()) return Fail(st);
+  Api api(&runs, *tokens);
+  HttpServer server(http_opts, [&api](const HttpRequest& req) { return api.Handle(req); });
+  if (completions)
+    server.SetLongHandler(
+        &OpenAiRoutes::Matches,
+        [&completions](const HttpRequest& req, HttpResponder& out) {
+          completions->Handle(req, out);
+        },
+        f.max_generations);
+  if (Status st = server.Start(); !st.ok()) return Fail(st);
+  spdlog::info("evald listening on http://{}:{} (store {})", http_opts.address, server.port(),
+               f.data);
+  std::cout << "listening " << http_opts.address << ":" << server.port() << std::endl;
+
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  spdlog::info(
+      "signal {}: stopping (requests in flight are answered; a running run resumes at the next "
+      "start)",
+      sig);
+  server.Stop();
+  runs.Stop();
+  return 0;
+}
+
 }  // namespace
 
 void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
-  struct Flags {
-    std::string listen = "127.0.0.1:8080", data, tokens;
-    std::vector<std::string> datasets;
-    int jobs = 2;
-    size_t max_body_mb = 64;
-    int timeout_s = 30;
-    std::string model, model_name;
-    int decode_threads = 1;
-    int max_generations = 16;
-    uint64_t min_free_mb = 256;
-  };
-  auto f = std::make_shared<Flags>();
+  auto f = std::make_shared<ServeFlags>();
   auto* cmd = app.add_subcommand("serve", "run the evald daemon (REST API under /v1)");
   cmd->add_option("--listen", f->listen, "ADDR:PORT (port 0 picks a free one)");
   cmd->add_option("--data", f->data, "store directory (RocksDB)")->required();
@@ -80,72 +154,7 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--max-generations", f->max_generations,
                   "completion requests in progress at once; more get 503")
       ->check(CLI::Range(1, 1024));
-  cmd->callback([f, run] {
-    *run = [f]() -> int {
-      size_t colon = f->listen.rfind(':');
-      if (colon == std::string::npos)
-        return Fail(Status::InvalidArgument("--listen expects ADDR:PORT"));
-      HttpServerOptions http_opts;
-      http_opts.address = f->listen.substr(0, colon);
-      auto port = ParseInt(std::string_view(f->listen).substr(colon + 1), 0, 65535);
-      if (!port) return Fail(Status::InvalidArgument("bad port in --listen " + f->listen));
-      http_opts.port = static_cast<uint16_t>(*port);
-      http_opts.max_body_bytes = f->max_body_mb << 20;
-      http_opts.read_timeout = http_opts.write_timeout = std::chrono::seconds(f->timeout_s);
-      auto tokens = LoadTokens(f->tokens);
-      if (!tokens.ok()) return Fail(tokens.status());
-      auto datasets = ParseDatasets(f->datasets);
-      if (!datasets.ok()) return Fail(datasets.status());
-
-      // Block the stop signals in every thread; the main thread waits for them below.
-      sigset_t stop_signals;
-      sigemptyset(&stop_signals);
-      sigaddset(&stop_signals, SIGTERM);
-      sigaddset(&stop_signals, SIGINT);
-      pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
-      auto store = OpenStore(f->data);
-      if (!store.ok()) return Fail(store.status());
-      (*store)->set_min_free_bytes(f->min_free_mb << 20);
-      RunManagerOptions run_opts;
-      run_opts.jobs = f->jobs;
-      run_opts.datasets = *datasets;
-      run_opts.backend.decode_threads = f->decode_threads;
-      std::unique_ptr<OpenAiRoutes> completions;
-      if (!f->model.empty()) {
-        auto engine = CoreEngine::Load(f->model, f->decode_threads);
-        if (!engine.ok()) return Fail(engine.status());
-        completions = std::make_unique<OpenAiRoutes>(
-            std::shared_ptr<CoreEngine>(std::move(*engine)), f->model_name, *tokens);
-        spdlog::info("serving {} as model '{}'", f->model, completions->model_name());
-      }
-      RunManager runs(store->get(), run_opts);
-      if (Status st = runs.Start(); !st.ok()) return Fail(st);
-      Api api(&runs, *tokens);
-      HttpServer server(http_opts, [&api](const HttpRequest& req) { return api.Handle(req); });
-      if (completions)
-        server.SetLongHandler(
-            &OpenAiRoutes::Matches,
-            [&completions](const HttpRequest& req, HttpResponder& out) {
-              completions->Handle(req, out);
-            },
-            f->max_generations);
-      if (Status st = server.Start(); !st.ok()) return Fail(st);
-      spdlog::info("evald listening on http://{}:{} (store {})", http_opts.address, server.port(),
-                   f->data);
-      std::cout << "listening " << http_opts.address << ":" << server.port() << std::endl;
-
-      int sig = 0;
-      sigwait(&stop_signals, &sig);
-      spdlog::info(
-          "signal {}: stopping (requests in flight are answered; a running run resumes at the next "
-          "start)",
-          sig);
-      server.Stop();
-      runs.Stop();
-      return 0;
-    };
-  });
+  cmd->callback([f, run] { *run = [f] { return RunServe(*f); }; });
 }
 
 void RegisterExportCommand(CLI::App& app, std::function<int()>* run) {

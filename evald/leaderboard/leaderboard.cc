@@ -75,7 +75,8 @@ const char* CategoryColor(const std::string& c) {
   return it == colors.end() ? "#757575" : it->second;
 }
 
-std::string RenderXmlEscape(const v1::Leaderboard& board) {
+// The table's rows; every cell carries its sort value in data-v.
+std::string HtmlRows(const v1::Leaderboard& board) {
   std::vector<int> ks(board.k().begin(), board.k().end());
   std::string rows;
   for (const auto& r : board.rows()) {
@@ -95,15 +96,22 @@ std::string RenderXmlEscape(const v1::Leaderboard& board) {
     rows += fmt::format("<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td></tr>\n", r.samples(),
                         r.samples(), XmlEscape(r.run_id()), XmlEscape(r.run_id()));
   }
+  return rows;
+}
+
+std::string HtmlHead(const v1::Leaderboard& board) {
   std::string head =
       "<th data-col=\"0\">rank</th><th data-col=\"1\">checkpoint</th>"
       "<th data-col=\"2\">trained / served on</th><th data-col=\"3\">dataset</th>";
   int col = 4;
-  for (int k : ks)
+  for (int k : board.k())
     head += fmt::format("<th data-col=\"{}\" data-key=\"pass{}\">pass@{}</th>", col++, k, k);
   head += fmt::format("<th data-col=\"{}\">samples</th><th data-col=\"{}\">run</th>", col, col + 1);
+  return head;
+}
 
-  // Failure-category breakdown: one stacked bar per run.
+// Failure-category breakdown: one stacked bar per run, inline SVG.
+std::string CategorySvg(const v1::Leaderboard& board) {
   auto cats = CategoryOrder(board);
   const int width = 600, bar = 18, gap = 8, label = 220;
   int height = static_cast<int>(board.rows_size()) * (bar + gap) + 40;
@@ -139,7 +147,11 @@ std::string RenderXmlEscape(const v1::Leaderboard& board) {
     lx += 48;
   }
   svg += "</svg>";
+  return svg;
+}
 
+// The page: table, chart and a small sorting script, all inline (nothing fetched).
+std::string RenderHtml(const v1::Leaderboard& board) {
   return fmt::format(R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>evald leaderboard</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -187,7 +199,7 @@ figures are 95% bootstrap confidence intervals over problems. Click a column to 
 </script>
 </body></html>
 )",
-                     head, rows, svg);
+                     HtmlHead(board), HtmlRows(board), CategorySvg(board));
 }
 
 }  // namespace
@@ -273,7 +285,7 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
     }
     return out;
   }
-  if (format == "html") return RenderXmlEscape(board);
+  if (format == "html") return RenderHtml(board);
   return Status::InvalidArgument("unknown leaderboard format '" + std::string(format) +
                                  "' (csv, json, markdown, html)");
 }

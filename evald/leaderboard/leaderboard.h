@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "evald/proto/store.pb.h"
+#include "evald/proto/api.pb.h"
 
 namespace evald {
 

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "evald/proto/eval.pb.h"
-#include "evald/proto/store.pb.h"
 
 namespace evald {
 

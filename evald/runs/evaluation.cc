@@ -23,6 +23,7 @@ GradingOptions GradingOptionsOf(const EvalOptions& options) {
   g.sandbox = options.sandbox;
   g.simulate_timeout_ms = options.simulate_timeout_ms;
   g.store = options.store;
+  g.exact_mismatch_counts = options.exact_mismatch_counts;
   return g;
 }
 
@@ -33,6 +34,7 @@ v1::EvalReport NewReport(const Dataset& dataset, const EvalOptions& options) {
   report.set_simulator(std::string(SimulatorName(options.simulator)));
   report.set_evald_version(EVALD_VERSION);
   for (int k : options.ks) report.add_k(k);
+  report.set_exact_mismatch_counts(options.exact_mismatch_counts);
   return report;
 }
 

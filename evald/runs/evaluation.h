@@ -24,6 +24,8 @@ struct EvalOptions {
   std::vector<int> ks = {1, 5};
   int jobs = 2;
   std::optional<uint32_t> simulate_timeout_ms;  // fixed limit instead of the calibrated one
+  // Run wrong designs to the end (exact mismatch counts) instead of to their first mismatch.
+  bool exact_mismatch_counts = false;
   SandboxOptions sandbox;
   // Verdict cache: calibrations and verdicts found here are not simulated again; new ones are
   // added. Optional.

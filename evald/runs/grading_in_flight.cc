@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "evald/proto/store.pb.h"
+#include "evald/proto/records.pb.h"
 
 namespace evald {
 

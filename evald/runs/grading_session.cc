@@ -63,6 +63,8 @@ GradingSession::GradingSession(const GradingOptions& options)
       base_(DefaultLimits(options.simulator)),
       key_limits_(base_) {
   if (options_.simulate_timeout_ms) key_limits_.simulate_timeout_ms = *options_.simulate_timeout_ms;
+  // Calibration always runs the reference to its end (base_); samples may stop early.
+  key_limits_.stop_at_first_mismatch = !options_.exact_mismatch_counts;
 }
 
 GradingSession::~GradingSession() {
@@ -94,7 +96,7 @@ void GradingSession::Calibrate(const std::vector<const Problem*>& problems) {
     v1::ProblemCalibration cached;
     if (options_.store &&
         options_.store
-            ->Get(Family::kVerdictCache, CalibrationKey(options_.simulator, version_, base_, *p),
+            ->Get(Family::kCalibrations, CalibrationKey(options_.simulator, version_, base_, *p),
                   &cached)
             .ok()) {
       calibration_[p->name] = CalibrationFromProto(cached);
@@ -107,7 +109,7 @@ void GradingSession::Calibrate(const std::vector<const Problem*>& problems) {
       Calibration c = CalibrateProblem(w, options_.simulator, base_, *p, &run);
       v1::ProblemCalibration record = CalibrationProto(p->name, c, CalibrationLetter(c));
       if (options_.store && record.reference_verdict() != "!")
-        (void)options_.store->Put(Family::kVerdictCache,
+        (void)options_.store->Put(Family::kCalibrations,
                                   CalibrationKey(options_.simulator, version_, base_, *p), record);
       std::lock_guard<std::mutex> lock(mu);
       calibration_[p->name] = c;
@@ -217,9 +219,12 @@ void GradingSession::Simulate(SandboxWorker& worker, const Problem& problem,
   const Calibration& cal = calibration_.at(problem.name);
   auto t0 = std::chrono::steady_clock::now();
   MaybeInjectCrash(code);
-  out->verdict =
-      GradeDesign(worker, options_.simulator,
-                  LimitsForProblem(base_, cal, options_.simulate_timeout_ms), problem, code, &cal);
+  SimulatorLimits limits = LimitsForProblem(base_, cal, options_.simulate_timeout_ms);
+  // Not where the reference itself runs into the testbench's TIMEOUT: there the benchmark's
+  // letter of a full run is 'T' for every sample (its log has the TIMEOUT line), and stopping
+  // early would change it (measured on references + mutants: bench/eval_throughput.sh).
+  limits.stop_at_first_mismatch = key_limits_.stop_at_first_mismatch && !cal.testbench_timeout;
+  out->verdict = GradeDesign(worker, options_.simulator, limits, problem, code, &cal);
   out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out->source = VerdictSource::kSimulated;
   ++simulations_;

@@ -32,8 +32,10 @@ struct GradingOptions {
   int jobs = 2;
   SandboxOptions sandbox;
   std::optional<uint32_t> simulate_timeout_ms;  // fixed limit instead of the calibrated one
-  Store* store = nullptr;                       // verdict and calibration cache (optional)
-  GradingInFlight* guard = nullptr;             // the daemon's crash-loop guard (optional)
+  // Run wrong designs to the end (exact mismatch counts) instead of to their first mismatch.
+  bool exact_mismatch_counts = false;
+  Store* store = nullptr;            // verdict and calibration cache (optional)
+  GradingInFlight* guard = nullptr;  // the daemon's crash-loop guard (optional)
   // Once set, simulations not yet started are skipped (their callbacks never run).
   const std::atomic<bool>* abort = nullptr;
 };

@@ -7,7 +7,7 @@
 
 #include "base/status.h"
 #include "evald/backends/sampling_backend.h"
-#include "evald/proto/store.pb.h"
+#include "evald/proto/records.pb.h"
 
 namespace evald {
 

@@ -14,7 +14,7 @@
 #include "datasets/dataset.h"
 #include "datasets/prompt_builder.h"
 #include "evald/backends/sampling_backend.h"
-#include "evald/proto/store.pb.h"
+#include "evald/proto/records.pb.h"
 
 namespace evald {
 

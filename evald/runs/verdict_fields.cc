@@ -19,6 +19,7 @@ v1::SampleResult VerdictFields(const Verdict& v) {
   r.set_passed(v.passed);
   r.set_mismatches(v.mismatches);
   r.set_samples_checked(v.samples_checked);
+  r.set_mismatches_lower_bound(v.mismatches_lower_bound);
   r.set_benchmark_verdict(std::string(1, v.benchmark));
   r.set_detail(v.detail);
   r.set_compile_seconds(v.compile_seconds);
@@ -33,6 +34,7 @@ Verdict FromVerdictFields(const v1::SampleResult& r) {
   v.passed = r.passed();
   v.mismatches = r.mismatches();
   v.samples_checked = r.samples_checked();
+  v.mismatches_lower_bound = r.mismatches_lower_bound();
   v.benchmark = r.benchmark_verdict().empty() ? '?' : r.benchmark_verdict()[0];
   v.detail = r.detail();
   v.compile_seconds = r.compile_seconds();

@@ -14,6 +14,7 @@
 #include "evald/eval/report_printer.h"
 #include "evald/leaderboard/leaderboard.h"
 #include "evald/metrics/run_comparison.h"
+#include "evald/proto/api.pb.h"
 #include "evald/server/prometheus_text.h"
 
 namespace evald {

@@ -8,7 +8,7 @@
 #include <array>
 
 #include "evald/eval/report_printer.h"
-#include "evald/proto/store.pb.h"
+#include "evald/proto/api.pb.h"
 
 namespace evald {
 

@@ -51,6 +51,95 @@ bool OpenAiRoutes::Matches(const HttpRequest& req) {
   return path == "/v1/completions" || path == "/v1/chat/completions" || path == "/v1/models";
 }
 
+namespace {
+
+// The prompt: a completion's string (or list of one string); a chat's messages joined by a
+// blank line.
+StatusOr<std::string> PromptOf(const openai::CompletionRequest& r, bool chat) {
+  if (chat) {
+    if (r.messages_size() == 0) return Status::InvalidArgument("messages must not be empty");
+    std::string prompt;
+    for (const auto& m : r.messages()) {
+      std::string text = MessageContentText(m.content());
+      if (text.empty()) continue;
+      if (!prompt.empty()) prompt += "\n\n";
+      prompt += text;
+    }
+    return prompt;
+  }
+  const auto& p = r.prompt();
+  if (p.kind_case() == google::protobuf::Value::kStringValue) return p.string_value();
+  if (p.has_list_value() && p.list_value().values_size() == 1 &&
+      p.list_value().values(0).kind_case() == google::protobuf::Value::kStringValue)
+    return p.list_value().values(0).string_value();
+  return Status::InvalidArgument("prompt must be a string (or a list of one string)");
+}
+
+// Sampling values checked against the ranges OpenAI documents; the server's defaults where
+// the request leaves them out.
+StatusOr<SamplingSettings> SettingsOf(const openai::CompletionRequest& r) {
+  SamplingSettings settings;
+  settings.temperature = r.has_temperature() ? r.temperature() : 1.0;
+  settings.top_p = r.has_top_p() ? r.top_p() : 1.0;
+  settings.min_p = r.has_min_p() ? r.min_p() : 0.0;
+  settings.top_k = r.has_top_k() ? r.top_k() : -1;
+  if (!(settings.temperature >= 0 && settings.temperature <= 2))
+    return Status::InvalidArgument("temperature must be 0..2");
+  if (!(settings.top_p > 0 && settings.top_p <= 1))
+    return Status::InvalidArgument("top_p must be in (0, 1]");
+  if (!(settings.min_p >= 0 && settings.min_p <= 1))
+    return Status::InvalidArgument("min_p must be 0..1");
+  return settings;
+}
+
+Status AddStops(const openai::CompletionRequest& r, CoreRequest* core) {
+  if (r.stop().kind_case() == google::protobuf::Value::kStringValue) {
+    core->stop.push_back(r.stop().string_value());
+  } else if (r.stop().has_list_value()) {
+    for (const auto& v : r.stop().list_value().values()) {
+      if (v.kind_case() != google::protobuf::Value::kStringValue)
+        return Status::InvalidArgument("stop must hold strings");
+      core->stop.push_back(v.string_value());
+    }
+  }
+  if (core->stop.size() > kMaxStops)
+    return Status::InvalidArgument(fmt::format("at most {} stop strings", kMaxStops));
+  return Status::Ok();
+}
+
+// What the core is asked for; InvalidArgument (a 400) for anything out of range.
+StatusOr<CoreRequest> CoreRequestOf(const openai::CompletionRequest& r, bool chat, int context) {
+  CoreRequest core;
+  auto prompt = PromptOf(r, chat);
+  if (!prompt.ok()) return prompt.status();
+  core.prompt = std::move(*prompt);
+  if (core.prompt.empty()) return Status::InvalidArgument("the prompt is empty");
+  core.n = r.has_n() ? r.n() : 1;
+  if (core.n < 1 || core.n > kMaxN)
+    return Status::InvalidArgument(fmt::format("n must be 1..{}", kMaxN));
+  core.max_tokens = r.has_max_tokens() ? r.max_tokens() : (chat ? context : 16);
+  if (core.max_tokens < 0) return Status::InvalidArgument("max_tokens must be >= 0");
+  core.max_tokens = std::min(core.max_tokens, context);
+  auto settings = SettingsOf(r);
+  if (!settings.ok()) return settings.status();
+  core.sampling = CoreSamplingOptions(*settings);
+  core.seed = r.has_seed() ? r.seed() : static_cast<uint32_t>(std::random_device{}());
+  EVALD_RETURN_IF_ERROR(AddStops(r, &core));
+  return core;
+}
+
+openai::Usage UsageOf(const CoreResult& result) {
+  openai::Usage usage;
+  usage.set_prompt_tokens(result.prompt_tokens);
+  int completion_tokens = 0;
+  for (const auto& c : result.completions) completion_tokens += static_cast<int>(c.tokens.size());
+  usage.set_completion_tokens(completion_tokens);
+  usage.set_total_tokens(result.prompt_tokens + completion_tokens);
+  return usage;
+}
+
+}  // namespace
+
 void OpenAiRoutes::Handle(const HttpRequest& req, HttpResponder& out) {
   if (!tokens_.empty()) {
     std::string auth(req[http::field::authorization]);
@@ -62,22 +151,26 @@ void OpenAiRoutes::Handle(const HttpRequest& req, HttpResponder& out) {
     }
   }
   const std::string path = PathOf(req);
-  if (path == "/v1/models") {
-    if (req.method() != http::verb::get)
-      return out.Respond(ApiError(req, http::status::method_not_allowed, "use GET"));
-    openai::ModelList list;
-    list.set_object("list");
-    auto* card = list.add_data();
-    card->set_id(model_name_);
-    card->set_object("model");
-    card->set_created(NowSeconds());
-    card->set_owned_by("evald");
-    return out.Respond(JsonResponse(req, http::status::ok, WireJson(list, true)));
-  }
+  if (path == "/v1/models") return Models(req, out);
   if (req.method() != http::verb::post)
     return out.Respond(ApiError(req, http::status::method_not_allowed, "use POST"));
-  const bool chat = path == "/v1/chat/completions";
+  Complete(req, out, path == "/v1/chat/completions");
+}
 
+void OpenAiRoutes::Models(const HttpRequest& req, HttpResponder& out) {
+  if (req.method() != http::verb::get)
+    return out.Respond(ApiError(req, http::status::method_not_allowed, "use GET"));
+  openai::ModelList list;
+  list.set_object("list");
+  auto* card = list.add_data();
+  card->set_id(model_name_);
+  card->set_object("model");
+  card->set_created(NowSeconds());
+  card->set_owned_by("evald");
+  out.Respond(JsonResponse(req, http::status::ok, WireJson(list, true)));
+}
+
+void OpenAiRoutes::Complete(const HttpRequest& req, HttpResponder& out, bool chat) {
   auto parsed = ParseCompletionRequest(req.body());
   if (!parsed.ok())
     return out.Respond(ApiError(req, http::status::bad_request, parsed.status().message()));
@@ -87,143 +180,23 @@ void OpenAiRoutes::Handle(const HttpRequest& req, HttpResponder& out) {
         req, http::status::not_found,
         "model '" + r.model() + "' is not served here (this server has '" + model_name_ + "')",
         "not_found_error"));
-  CoreRequest core;
-  if (chat) {
-    if (r.messages_size() == 0)
-      return out.Respond(ApiError(req, http::status::bad_request, "messages must not be empty"));
-    for (const auto& m : r.messages()) {
-      std::string text = MessageContentText(m.content());
-      if (text.empty()) continue;
-      if (!core.prompt.empty()) core.prompt += "\n\n";
-      core.prompt += text;
-    }
-  } else {
-    const auto& p = r.prompt();
-    if (p.kind_case() == google::protobuf::Value::kStringValue) {
-      core.prompt = p.string_value();
-    } else if (p.has_list_value() && p.list_value().values_size() == 1 &&
-               p.list_value().values(0).kind_case() == google::protobuf::Value::kStringValue) {
-      core.prompt = p.list_value().values(0).string_value();
-    } else {
-      return out.Respond(ApiError(req, http::status::bad_request,
-                                  "prompt must be a string (or a list of one string)"));
-    }
-  }
-  if (core.prompt.empty())
-    return out.Respond(ApiError(req, http::status::bad_request, "the prompt is empty"));
-
-  core.n = r.has_n() ? r.n() : 1;
-  if (core.n < 1 || core.n > kMaxN)
-    return out.Respond(
-        ApiError(req, http::status::bad_request, fmt::format("n must be 1..{}", kMaxN)));
-  const int context = engine_->context();
-  core.max_tokens = r.has_max_tokens() ? r.max_tokens() : (chat ? context : 16);
-  if (core.max_tokens < 0)
-    return out.Respond(ApiError(req, http::status::bad_request, "max_tokens must be >= 0"));
-  core.max_tokens = std::min(core.max_tokens, context);
-  double temperature = r.has_temperature() ? r.temperature() : 1.0;
-  double top_p = r.has_top_p() ? r.top_p() : 1.0;
-  double min_p = r.has_min_p() ? r.min_p() : 0.0;
-  if (!(temperature >= 0 && temperature <= 2))
-    return out.Respond(ApiError(req, http::status::bad_request, "temperature must be 0..2"));
-  if (!(top_p > 0 && top_p <= 1))
-    return out.Respond(ApiError(req, http::status::bad_request, "top_p must be in (0, 1]"));
-  if (!(min_p >= 0 && min_p <= 1))
-    return out.Respond(ApiError(req, http::status::bad_request, "min_p must be 0..1"));
-  SamplingSettings settings;
-  settings.temperature = temperature;
-  settings.top_p = top_p;
-  settings.top_k = r.has_top_k() ? r.top_k() : -1;
-  settings.min_p = min_p;
-  core.sampling = CoreSamplingOptions(settings);
-  core.seed = r.has_seed() ? r.seed() : static_cast<uint32_t>(std::random_device{}());
-  if (r.stop().kind_case() == google::protobuf::Value::kStringValue) {
-    core.stop.push_back(r.stop().string_value());
-  } else if (r.stop().has_list_value()) {
-    for (const auto& v : r.stop().list_value().values()) {
-      if (v.kind_case() != google::protobuf::Value::kStringValue)
-        return out.Respond(ApiError(req, http::status::bad_request, "stop must hold strings"));
-      core.stop.push_back(v.string_value());
-    }
-  }
-  if (core.stop.size() > kMaxStops)
-    return out.Respond(ApiError(req, http::status::bad_request,
-                                fmt::format("at most {} stop strings", kMaxStops)));
-
-  const bool stream = r.has_stream() && r.stream();
-  const bool include_usage = r.stream_options().include_usage();
-  const std::string id = (chat ? "chatcmpl-" : "cmpl-") + RandomHex(12);
-  const uint32_t created = NowSeconds();
-  auto base = [&] {
-    openai::CompletionResponse c;
-    c.set_id(id);
-    c.set_created(created);
-    c.set_model(model_name_);
-    c.set_object(chat ? (stream ? "chat.completion.chunk" : "chat.completion") : "text_completion");
-    return c;
-  };
-
-  std::vector<bool> role_sent(static_cast<size_t>(core.n), false);
-  bool client_gone = false;
-  auto on_text = [&](int s, std::string_view delta, const char* finish) {
-    if (!stream) return !out.stopping();
-    if (!out.started() && !out.BeginStream(http::status::ok, "text/event-stream")) {
-      client_gone = true;
-      return false;
-    }
-    openai::CompletionResponse chunk = base();
-    auto* c = chunk.add_choices();
-    c->set_index(s);
-    if (chat) {
-      if (!role_sent[s]) c->mutable_delta()->set_role("assistant");
-      role_sent[s] = true;
-      c->mutable_delta()->set_content(std::string(delta));
-    } else {
-      c->set_text(std::string(delta));
-    }
-    if (finish) c->set_finish_reason(finish);
-    if (!out.Write("data: " + WireJson(chunk, false) + "\n\n")) {
-      client_gone = true;
-      return false;
-    }
-    return !out.stopping();
-  };
-  auto result = engine_->Generate(core, on_text);
-  if (!result.ok()) {
-    if (client_gone) return;
-    if (out.started()) {
-      openai::CompletionResponse err;
-      err.mutable_error()->set_message(result.status().message());
-      err.mutable_error()->set_type("server_error");
-      out.Write("data: " + WireJson(err, false) + "\n\n");
-      out.End();
-      return;
-    }
-    auto status = result.status().code() == Status::Code::kInvalidArgument
-                      ? http::status::bad_request
-                      : http::status::service_unavailable;
-    return out.Respond(
-        ApiError(req, status, result.status().message(),
-                 status == http::status::bad_request ? "invalid_request_error" : "server_error"));
-  }
-  openai::Usage usage;
-  usage.set_prompt_tokens(result->prompt_tokens);
-  int completion_tokens = 0;
-  for (const auto& c : result->completions) completion_tokens += static_cast<int>(c.tokens.size());
-  usage.set_completion_tokens(completion_tokens);
-  usage.set_total_tokens(result->prompt_tokens + completion_tokens);
-  if (stream) {
-    if (!out.started()) out.BeginStream(http::status::ok, "text/event-stream");
-    if (include_usage) {
-      openai::CompletionResponse last = base();
-      *last.mutable_usage() = usage;
-      out.Write("data: " + WireJson(last, false) + "\n\n");
-    }
-    out.Write("data: [DONE]\n\n");
-    out.End();
-    return;
-  }
-  openai::CompletionResponse whole = base();
+  auto core = CoreRequestOf(r, chat, engine_->context());
+  if (!core.ok())
+    return out.Respond(ApiError(req, http::status::bad_request, core.status().message()));
+  Reply reply{req,
+              out,
+              chat,
+              r.has_stream() && r.stream(),
+              r.stream_options().include_usage(),
+              (chat ? "chatcmpl-" : "cmpl-") + RandomHex(12),
+              NowSeconds(),
+              std::vector<bool>(static_cast<size_t>(core->n), false)};
+  auto result = engine_->Generate(*core, [&](int s, std::string_view delta, const char* finish) {
+    return StreamText(reply, s, delta, finish);
+  });
+  if (!result.ok()) return Failed(reply, result.status());
+  if (reply.stream) return EndStream(reply, UsageOf(*result));
+  openai::CompletionResponse whole = Base(reply);
   for (size_t i = 0; i < result->completions.size(); ++i) {
     auto* c = whole.add_choices();
     c->set_index(static_cast<int>(i));
@@ -235,8 +208,74 @@ void OpenAiRoutes::Handle(const HttpRequest& req, HttpResponder& out) {
     }
     c->set_finish_reason(result->completions[i].finish_reason);
   }
-  *whole.mutable_usage() = usage;
+  *whole.mutable_usage() = UsageOf(*result);
   out.Respond(JsonResponse(req, http::status::ok, WireJson(whole, false)));
+}
+
+openai::CompletionResponse OpenAiRoutes::Base(const Reply& reply) const {
+  openai::CompletionResponse c;
+  c.set_id(reply.id);
+  c.set_created(reply.created);
+  c.set_model(model_name_);
+  c.set_object(reply.chat ? (reply.stream ? "chat.completion.chunk" : "chat.completion")
+                          : "text_completion");
+  return c;
+}
+
+// One piece of sample s's text as a server-sent event; false stops the generation.
+bool OpenAiRoutes::StreamText(Reply& reply, int s, std::string_view delta, const char* finish) {
+  HttpResponder& out = reply.out;
+  if (!reply.stream) return !out.stopping();
+  if (!out.started() && !out.BeginStream(http::status::ok, "text/event-stream")) {
+    reply.client_gone = true;
+    return false;
+  }
+  openai::CompletionResponse chunk = Base(reply);
+  auto* c = chunk.add_choices();
+  c->set_index(s);
+  if (reply.chat) {
+    if (!reply.role_sent[s]) c->mutable_delta()->set_role("assistant");
+    reply.role_sent[s] = true;
+    c->mutable_delta()->set_content(std::string(delta));
+  } else {
+    c->set_text(std::string(delta));
+  }
+  if (finish) c->set_finish_reason(finish);
+  if (!out.Write("data: " + WireJson(chunk, false) + "\n\n")) {
+    reply.client_gone = true;
+    return false;
+  }
+  return !out.stopping();
+}
+
+void OpenAiRoutes::EndStream(Reply& reply, const openai::Usage& usage) {
+  HttpResponder& out = reply.out;
+  if (!out.started()) out.BeginStream(http::status::ok, "text/event-stream");
+  if (reply.include_usage) {
+    openai::CompletionResponse last = Base(reply);
+    *last.mutable_usage() = usage;
+    out.Write("data: " + WireJson(last, false) + "\n\n");
+  }
+  out.Write("data: [DONE]\n\n");
+  out.End();
+}
+
+// A failed generation: an error event inside a stream already begun, else an error response.
+void OpenAiRoutes::Failed(Reply& reply, const Status& st) {
+  HttpResponder& out = reply.out;
+  if (reply.client_gone) return;
+  if (out.started()) {
+    openai::CompletionResponse err;
+    err.mutable_error()->set_message(st.message());
+    err.mutable_error()->set_type("server_error");
+    out.Write("data: " + WireJson(err, false) + "\n\n");
+    out.End();
+    return;
+  }
+  const bool bad = st.code() == Status::Code::kInvalidArgument;
+  out.Respond(ApiError(reply.req,
+                       bad ? http::status::bad_request : http::status::service_unavailable,
+                       st.message(), bad ? "invalid_request_error" : "server_error"));
 }
 
 }  // namespace evald

@@ -7,6 +7,10 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
+
+#include "evald/proto/openai.pb.h"
 
 #include "evald/backends/core_engine.h"
 #include "evald/server/api.h"
@@ -25,6 +29,23 @@ class OpenAiRoutes {
   const std::string& model_name() const { return model_name_; }
 
  private:
+  // One completion request being answered.
+  struct Reply {
+    const HttpRequest& req;
+    HttpResponder& out;
+    bool chat, stream, include_usage;
+    std::string id;
+    uint32_t created;
+    std::vector<bool> role_sent;  // per sample: the chat role went out in its first chunk
+    bool client_gone = false;
+  };
+  void Models(const HttpRequest& req, HttpResponder& out);
+  void Complete(const HttpRequest& req, HttpResponder& out, bool chat);
+  openai::CompletionResponse Base(const Reply& reply) const;
+  bool StreamText(Reply& reply, int sample, std::string_view delta, const char* finish);
+  void EndStream(Reply& reply, const openai::Usage& usage);
+  void Failed(Reply& reply, const Status& st);
+
   std::shared_ptr<CoreEngine> engine_;
   std::string model_name_;
   TokenScopes tokens_;

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "datasets/dataset.h"
-#include "evald/proto/store.pb.h"
+#include "evald/proto/records.pb.h"
 #include "evald/runs/grading_session.h"
 #include "evald/runs/sampling_stage.h"
 #include "evald/store/store.h"

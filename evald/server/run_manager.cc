@@ -36,23 +36,6 @@ std::string NewId(const char* prefix) {
 
 }  // namespace
 
-bool ValidPageToken(std::string_view token) {
-  size_t slash = token.rfind('/');
-  if (slash == std::string_view::npos || token.size() - slash - 1 != 8) return false;
-  std::string_view digits = token.substr(slash + 1);
-  return IsValidProblemName(token.substr(0, slash)) &&
-         digits.find_first_not_of("0123456789") == std::string_view::npos;
-}
-
-RunManager::RunManager(Store* store, RunManagerOptions options)
-    : store_(store), options_(std::move(options)), in_flight_(store) {
-  if (!options_.datasets.count("builtin")) options_.datasets["builtin"] = EVALD_BUILTIN_DATASET_DIR;
-}
-
-RunManager::~RunManager() {
-  Stop();
-}
-
 Status RunManager::Start() {
   std::vector<v1::Run> interrupted;
   EVALD_RETURN_IF_ERROR(
@@ -97,26 +80,6 @@ Status RunManager::PutCheckpoint(v1::Checkpoint* checkpoint) {
   return store_->Put(Family::kCheckpoints, checkpoint->id(), *checkpoint);
 }
 
-StatusOr<v1::Checkpoint> RunManager::GetCheckpoint(const std::string& id) const {
-  v1::Checkpoint ck;
-  Status st = store_->Get(Family::kCheckpoints, id, &ck);
-  if (!st.ok())
-    return st.code() == Status::Code::kNotFound ? Status::NotFound("no checkpoint " + id) : st;
-  return ck;
-}
-
-StatusOr<std::vector<v1::Checkpoint>> RunManager::ListCheckpoints() const {
-  std::vector<v1::Checkpoint> out;
-  Status st = store_->Scan(Family::kCheckpoints, "", [&](std::string_view, std::string_view value) {
-    v1::Checkpoint ck;
-    if (ck.ParseFromArray(value.data(), static_cast<int>(value.size())))
-      out.push_back(std::move(ck));
-    return true;
-  });
-  if (!st.ok()) return st;
-  return out;
-}
-
 StatusOr<const Dataset*> RunManager::LoadDataset(const std::string& name, Task task) {
   std::string key = name + "/" + std::string(TaskName(task));
   std::lock_guard<std::mutex> lock(mu_);
@@ -137,46 +100,53 @@ StatusOr<const Dataset*> RunManager::LoadDataset(const std::string& name, Task t
   return raw;
 }
 
-StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& samples_jsonl) {
-  if (spec.dataset().empty()) spec.set_dataset("builtin");
-  if (spec.task().empty()) spec.set_task("spec-to-rtl");
-  if (spec.simulator().empty()) spec.set_simulator("iverilog");
-  if (spec.k_size() == 0) {
-    spec.add_k(1);
-    spec.add_k(5);
+namespace {
+
+// Defaults, ranges, and a backend that fits the checkpoint.
+Status NormalizeRunSpec(const std::optional<v1::Checkpoint>& checkpoint, bool has_upload,
+                        v1::RunSpec* spec) {
+  if (spec->dataset().empty()) spec->set_dataset("builtin");
+  if (spec->task().empty()) spec->set_task("spec-to-rtl");
+  if (spec->simulator().empty()) spec->set_simulator("iverilog");
+  if (spec->k_size() == 0) {
+    spec->add_k(1);
+    spec->add_k(5);
   }
-  for (int k : spec.k())
+  for (int k : spec->k())
     if (k < 1 || k > 1000) return Status::InvalidArgument("k must be between 1 and 1000");
-  auto task = ParseTask(spec.task());
-  if (!task.ok()) return task.status();
-  auto sim = ParseSimulator(spec.simulator());
-  if (!sim.ok()) return sim.status();
+  if (spec->backend().empty())
+    spec->set_backend(!has_upload && checkpoint ? BackendFor(*checkpoint) : "samples");
+  const std::string& backend = spec->backend();
+  if (backend != "samples" && backend != "remote" && backend != "core" && backend != "recorded")
+    return Status::InvalidArgument("backend must be samples, remote, core or recorded, not '" +
+                                   backend + "'");
+  if (backend == "samples") return Status::Ok();
+  if (!checkpoint) return Status::InvalidArgument("backend " + backend + " needs a checkpoint_id");
+  if (BackendFor(*checkpoint) != backend)
+    return Status::InvalidArgument("checkpoint " + checkpoint->id() + " (format " +
+                                   checkpoint->format() + ") cannot be sampled by backend " +
+                                   backend);
+  if (has_upload) return Status::InvalidArgument("samples_jsonl is for backend samples only");
+  EVALD_RETURN_IF_ERROR(NormalizeSampling(spec->mutable_sampling()));
+  if (spec->prompt().shots() < 0 || spec->prompt().shots() > 4)
+    return Status::InvalidArgument("prompt.shots must be 0..4");
+  if (spec->hardware().empty()) spec->set_hardware(checkpoint->hardware());
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& samples_jsonl) {
   std::optional<v1::Checkpoint> checkpoint;
   if (!spec.checkpoint_id().empty()) {
     auto ck = GetCheckpoint(spec.checkpoint_id());
     if (!ck.ok()) return ck.status();
     checkpoint = *ck;
   }
-  if (spec.backend().empty())
-    spec.set_backend(samples_jsonl.empty() && checkpoint ? BackendFor(*checkpoint) : "samples");
-  if (spec.backend() != "samples" && spec.backend() != "remote" && spec.backend() != "core" &&
-      spec.backend() != "recorded")
-    return Status::InvalidArgument("backend must be samples, remote, core or recorded, not '" +
-                                   spec.backend() + "'");
-  if (spec.backend() != "samples") {
-    if (!checkpoint)
-      return Status::InvalidArgument("backend " + spec.backend() + " needs a checkpoint_id");
-    if (BackendFor(*checkpoint) != spec.backend())
-      return Status::InvalidArgument("checkpoint " + checkpoint->id() + " (format " +
-                                     checkpoint->format() + ") cannot be sampled by backend " +
-                                     spec.backend());
-    if (!samples_jsonl.empty())
-      return Status::InvalidArgument("samples_jsonl is for backend samples only");
-    EVALD_RETURN_IF_ERROR(NormalizeSampling(spec.mutable_sampling()));
-    if (spec.prompt().shots() < 0 || spec.prompt().shots() > 4)
-      return Status::InvalidArgument("prompt.shots must be 0..4");
-    if (spec.hardware().empty()) spec.set_hardware(checkpoint->hardware());
-  }
+  EVALD_RETURN_IF_ERROR(NormalizeRunSpec(checkpoint, !samples_jsonl.empty(), &spec));
+  auto task = ParseTask(spec.task());
+  if (!task.ok()) return task.status();
+  if (auto sim = ParseSimulator(spec.simulator()); !sim.ok()) return sim.status();
   auto ds = LoadDataset(spec.dataset(), *task);
   if (!ds.ok()) return ds.status();
 
@@ -188,36 +158,41 @@ StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& sam
   auto batch = store_->NewBatch();
   if (spec.backend() != "samples") {
     EVALD_RETURN_IF_ERROR(AddSamplingSamples(spec, **ds, *task, &run, &batch));
-    EVALD_RETURN_IF_ERROR(StoreAndQueue(run, &batch));
-    return run;
+  } else {
+    EVALD_RETURN_IF_ERROR(AddUploadedSamples(samples_jsonl, **ds, &run, &batch));
   }
+  EVALD_RETURN_IF_ERROR(StoreAndQueue(run, &batch));
+  return run;
+}
 
+// The upload planned like `evald eval` plans a samples file; each sample stored extracted.
+Status RunManager::AddUploadedSamples(const std::string& samples_jsonl, const Dataset& dataset,
+                                      v1::Run* run, Store::Batch* batch) {
   SamplesFile file = ParseSamplesJsonl(samples_jsonl);
-  const SamplePlan plan = PlanUploadedSamples(**ds, file);
-  for (const auto& e : file.errors) *run.add_input_errors() = e;
-  for (const auto& e : plan.errors) *run.add_input_errors() = e;
+  const SamplePlan plan = PlanUploadedSamples(dataset, file);
+  for (const auto& e : file.errors) *run->add_input_errors() = e;
+  for (const auto& e : plan.errors) *run->add_input_errors() = e;
   for (const PlannedSample& s : plan.samples) {
     v1::StoredSample stored;
-    stored.set_run_id(run.id());
+    stored.set_run_id(run->id());
     stored.set_problem(s.problem->name);
     stored.set_index(s.index);
     stored.set_line(s.record->line);
     stored.set_generated(true);
     if (!s.record->has_code) stored.set_completion(s.record->text);
-    stored.set_code(ExtractSample(*task, *s.problem, *s.record, s.index, stored.mutable_result()));
-    batch.Put(Family::kSamples, SampleKey(run.id(), s.problem->name, s.index), stored);
+    stored.set_code(
+        ExtractSample(dataset.task(), *s.problem, *s.record, s.index, stored.mutable_result()));
+    batch->Put(Family::kSamples, SampleKey(run->id(), s.problem->name, s.index), stored);
   }
-  const int total = static_cast<int>(plan.samples.size());
-  CapInputErrors(run.mutable_input_errors(), file.errors_dropped);
-  if (total == 0)
+  CapInputErrors(run->mutable_input_errors(), file.errors_dropped);
+  if (plan.samples.empty())
     return Status::InvalidArgument("no usable sample in the upload" +
-                                   (run.input_errors_size()
-                                        ? ": line " + std::to_string(run.input_errors(0).line()) +
-                                              ": " + run.input_errors(0).message()
+                                   (run->input_errors_size()
+                                        ? ": line " + std::to_string(run->input_errors(0).line()) +
+                                              ": " + run->input_errors(0).message()
                                         : std::string()));
-  run.set_samples_total(total);
-  EVALD_RETURN_IF_ERROR(StoreAndQueue(run, &batch));
-  return run;
+  run->set_samples_total(static_cast<int>(plan.samples.size()));
+  return Status::Ok();
 }
 
 Status RunManager::StoreAndQueue(const v1::Run& run, Store::Batch* batch) {
@@ -283,72 +258,6 @@ Status RunManager::Resume(const std::string& id) {
   queue_.push_back(id);
   cv_.notify_all();
   return Status::Ok();
-}
-
-StatusOr<std::string> RunManager::GetRunBytes(const std::string& id) const {
-  std::string bytes;
-  Status st = store_->GetBytes(Family::kRuns, id, &bytes);
-  if (!st.ok()) return st.code() == Status::Code::kNotFound ? Status::NotFound("no run " + id) : st;
-  return bytes;
-}
-
-StatusOr<v1::Run> RunManager::GetRun(const std::string& id) const {
-  auto bytes = GetRunBytes(id);
-  if (!bytes.ok()) return bytes.status();
-  v1::Run run;
-  if (!run.ParseFromString(*bytes))
-    return Status::Corruption("stored run " + id + " does not parse");
-  return run;
-}
-
-StatusOr<std::vector<v1::Run>> RunManager::ListRuns(const RunFilter& f) const {
-  std::vector<v1::Run> out;
-  Status st = store_->Scan(Family::kRuns, "", [&](std::string_view, std::string_view value) {
-    v1::Run run;
-    if (!run.ParseFromArray(value.data(), static_cast<int>(value.size()))) return true;
-    if (!f.checkpoint_id.empty() && run.spec().checkpoint_id() != f.checkpoint_id) return true;
-    if (!f.dataset.empty() && run.spec().dataset() != f.dataset) return true;
-    if (!f.label_key.empty()) {
-      auto it = run.spec().labels().find(f.label_key);
-      if (it == run.spec().labels().end() ||
-          (!f.label_value.empty() && it->second != f.label_value))
-        return true;
-    }
-    // Listings carry the summary, not the per-problem detail.
-    run.clear_problems();
-    run.clear_calibration();
-    out.push_back(std::move(run));
-    return true;
-  });
-  if (!st.ok()) return st;
-  return out;
-}
-
-StatusOr<std::vector<v1::StoredSample>> RunManager::ListSamples(
-    const std::string& run_id, const std::string& page_token, int limit,
-    std::string* next_page_token) const {
-  if (!page_token.empty() && !ValidPageToken(page_token))
-    return Status::InvalidArgument("page_token '" + page_token.substr(0, 80) +
-                                   "' is not one this API handed out (PROBLEM/00000042)");
-  std::vector<v1::StoredSample> out;
-  next_page_token->clear();
-  std::string prefix = run_id + "/";
-  Status st =
-      store_->Scan(Family::kSamples, prefix, [&](std::string_view key, std::string_view value) {
-        if (!page_token.empty() && std::string(key.substr(prefix.size())) <= page_token)
-          return true;
-        if (static_cast<int>(out.size()) == limit) {
-          // The token is the position of the last sample returned ("problem/index").
-          *next_page_token = fmt::format("{}/{:08d}", out.back().problem(), out.back().index());
-          return false;
-        }
-        v1::StoredSample s;
-        if (s.ParseFromArray(value.data(), static_cast<int>(value.size())))
-          out.push_back(std::move(s));
-        return true;
-      });
-  if (!st.ok()) return st;
-  return out;
 }
 
 Status RunManager::Cancel(const std::string& id, const std::string& reason) {
@@ -439,32 +348,6 @@ void RunManager::ExecutorMain() {
   }
 }
 
-StatusOr<v1::EvalReport> RunManager::Report(const std::string& run_id) const {
-  auto run = GetRun(run_id);
-  if (!run.ok()) return run.status();
-  v1::EvalReport report;
-  report.set_dataset(run->spec().dataset());
-  report.set_task(run->spec().task());
-  report.set_simulator(run->spec().simulator());
-  report.set_simulator_version(run->simulator_version());
-  for (int k : run->spec().k()) report.add_k(k);
-  for (const auto& c : run->calibration()) *report.add_calibration() = c;
-  for (const auto& e : run->input_errors()) *report.add_input_errors() = e;
-  report.set_sandbox_layers(run->sandbox_layers());
-  if (run->has_serving()) *report.mutable_serving() = run->serving();
-  if (!run->spec().checkpoint_id().empty()) *report.mutable_prompt() = run->spec().prompt();
-  Status st =
-      store_->Scan(Family::kSamples, run_id + "/", [&](std::string_view, std::string_view value) {
-        v1::StoredSample s;
-        if (s.ParseFromArray(value.data(), static_cast<int>(value.size())) && s.graded())
-          *report.add_samples() = s.result();
-        return true;
-      });
-  if (!st.ok()) return st;
-  ComputeMetrics({run->spec().k().begin(), run->spec().k().end()}, &report);
-  return report;
-}
-
 namespace {
 
 // What a run has left to do; what was done before a restart stays as it is.
@@ -522,57 +405,47 @@ void RunManager::Execute(const std::string& run_id) {
   }
   v1::Run run = std::move(*loaded);
   if (Terminal(run.state())) return;
-  auto fail = [&](const Status& st) { Finish(&run, v1::FAILED, st.ToString()); };
-  auto task = ParseTask(run.spec().task());
-  auto sim = ParseSimulator(run.spec().simulator());
-  if (!task.ok()) return fail(task.status());
-  if (!sim.ok()) return fail(sim.status());
-  auto ds = LoadDataset(run.spec().dataset(), *task);
-  if (!ds.ok()) return fail(ds.status());
-  const bool sampling = run.spec().backend() != "samples" && !run.spec().backend().empty();
-  auto progress = ScanProgress(*store_, run_id, sampling);
-  if (!progress.ok()) return fail(progress.status());
-  run.set_samples_done(progress->done);
-  run.set_samples_generated(progress->generated);
-  run.set_generation_errors(0);
-  run.set_state(v1::RUNNING);
-  run.set_state_reason("");
-  if (run.started_unix_ms() == 0) run.set_started_unix_ms(NowMs());
-  if (!SaveRunDurably(run)) return;  // stopping: resumed at the next start
+  Status st = ExecuteRun(&run);
+  // Cancelled: the daemon is stopping; the run stays RUNNING and resumes at the next start.
+  if (!st.ok() && st.code() != Status::Code::kCancelled) Finish(&run, v1::FAILED, st.ToString());
+}
+
+namespace {
+
+Status Stopping() {
+  return Status::Cancelled("the daemon is stopping");
+}
+
+}  // namespace
+
+Status RunManager::ExecuteRun(v1::Run* run) {
+  auto task = ParseTask(run->spec().task());
+  if (!task.ok()) return task.status();
+  auto sim = ParseSimulator(run->spec().simulator());
+  if (!sim.ok()) return sim.status();
+  auto ds = LoadDataset(run->spec().dataset(), *task);
+  if (!ds.ok()) return ds.status();
+  const bool sampling = run->spec().backend() != "samples" && !run->spec().backend().empty();
+  auto progress = ScanProgress(*store_, run->id(), sampling);
+  if (!progress.ok()) return progress.status();
+  run->set_samples_done(progress->done);
+  run->set_samples_generated(progress->generated);
+  run->set_generation_errors(0);
+  run->set_state(v1::RUNNING);
+  run->set_state_reason("");
+  if (run->started_unix_ms() == 0) run->set_started_unix_ms(NowMs());
+  if (!SaveRunDurably(*run)) return Stopping();
 
   // The backend comes first: a checkpoint that cannot be loaded fails the run before any
   // sandbox starts.
-  std::unique_ptr<SamplingBackend> backend;
-  v1::Checkpoint checkpoint;
-  if (sampling) {
-    auto ck = GetCheckpoint(run.spec().checkpoint_id());
-    if (!ck.ok()) return fail(ck.status());
-    checkpoint = *ck;
-    auto b = MakeBackend(checkpoint, run.spec(), options_.backend);
-    if (!b.ok()) return fail(b.status());
-    backend = std::move(*b);
-  }
+  RunBackend backend;
+  if (sampling) EVALD_RETURN_IF_ERROR(MakeRunBackend(*run, &backend));
+  auto grading = OpenGrading(run, *sim, **ds, progress->pending);
+  if (!grading.ok()) return grading.status();
+  if (!SaveRunDurably(*run)) return Stopping();
 
-  GradingOptions g;
-  g.simulator = *sim;
-  g.jobs = options_.jobs;
-  g.sandbox = options_.sandbox;
-  g.store = store_;
-  g.guard = &in_flight_;
-  g.abort = &abort_running_;
-  auto grading = GradingSession::Open(g, ProblemsOf(**ds, progress->pending));
-  if (!grading.ok()) {
-    ++counters_.sandbox_failures;
-    return fail(grading.status());
-  }
-  counters_.simulations += (*grading)->calibrations_simulated();
-  run.set_sandbox_layers((*grading)->sandbox_layers());
-  run.set_simulator_version((*grading)->simulator_version());
-  MergeCalibration(**grading, &run);
-  if (!SaveRunDurably(run)) return;  // stopping: resumed at the next start
-
-  RunExecution execution(&run, **ds, *store_, **grading, in_flight_, counters_,
-                         [&](Store::Batch& batch) { return WriteDurably(batch, run_id); });
+  RunExecution execution(run, **ds, *store_, **grading, in_flight_, counters_,
+                         [&](Store::Batch& batch) { return WriteDurably(batch, run->id()); });
   std::vector<v1::StoredSample*> to_generate;
   for (auto& s : progress->pending) {
     if (s.generated() || !sampling) {
@@ -583,44 +456,70 @@ void RunManager::Execute(const std::string& run_id) {
   }
   SamplingResult sampled;
   if (sampling) {
-    SamplingStage stage(**ds, run.spec(), checkpoint, *backend, *store_, &counters_.sampling);
+    SamplingStage stage(**ds, run->spec(), backend.checkpoint, *backend.backend, *store_,
+                        &counters_.sampling);
     auto result = stage.Run(to_generate, execution, abort_running_);
     if (!result.ok()) {
       abort_running_ = true;  // nothing more is simulated; the run fails
       (*grading)->Wait();
-      return fail(result.status());
+      return result.status();
     }
     sampled = std::move(*result);
     execution.AddSamplingSeconds(sampled.seconds);
   }
   (*grading)->Wait();
-  if (sampling) {
-    progress->timings.insert(progress->timings.end(), sampled.timings.begin(),
-                             sampled.timings.end());
-    v1::ServingMetrics m =
-        AggregateServing(progress->timings, sampled.failed_requests, run.sampling_seconds());
-    m.set_backend(backend->Kind());
-    m.set_endpoint(backend->Describe());
-    m.set_hardware(run.spec().hardware());
-    m.set_cached_samples(CountCachedGenerations(run_id));
-    *run.mutable_serving() = m;
+  if (sampling) RecordServing(*backend.backend, progress->timings, sampled, run);
+  Conclude(run, sampled);
+  return Status::Ok();
+}
+
+Status RunManager::MakeRunBackend(const v1::Run& run, RunBackend* out) {
+  auto ck = GetCheckpoint(run.spec().checkpoint_id());
+  if (!ck.ok()) return ck.status();
+  out->checkpoint = std::move(*ck);
+  auto b = MakeBackend(out->checkpoint, run.spec(), options_.backend);
+  if (!b.ok()) return b.status();
+  out->backend = std::move(*b);
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<GradingSession>> RunManager::OpenGrading(
+    v1::Run* run, SimulatorKind simulator, const Dataset& dataset,
+    const std::vector<v1::StoredSample>& pending) {
+  GradingOptions g;
+  g.simulator = simulator;
+  g.jobs = options_.jobs;
+  g.sandbox = options_.sandbox;
+  g.store = store_;
+  g.guard = &in_flight_;
+  g.abort = &abort_running_;
+  g.exact_mismatch_counts = run->spec().exact_mismatch_counts();
+  auto grading = GradingSession::Open(g, ProblemsOf(dataset, pending));
+  if (!grading.ok()) {
+    ++counters_.sandbox_failures;
+    return grading.status();
   }
-  Conclude(&run, sampled);
+  counters_.simulations += (*grading)->calibrations_simulated();
+  run->set_sandbox_layers((*grading)->sandbox_layers());
+  run->set_simulator_version((*grading)->simulator_version());
+  MergeCalibration(**grading, run);
+  return grading;
 }
 
-int RunManager::CountCachedGenerations(const std::string& run_id) const {
-  int cached = 0;
-  (void)store_->Scan(Family::kSamples, run_id + "/", [&](std::string_view, std::string_view value) {
-    v1::StoredSample s;
-    if (s.ParseFromArray(value.data(), static_cast<int>(value.size())) && s.from_generation_cache())
-      ++cached;
-    return true;
-  });
-  return cached;
+// Serving metrics over every request of the run, before and after restarts.
+void RunManager::RecordServing(const SamplingBackend& backend,
+                               std::vector<v1::RequestTiming> timings,
+                               const SamplingResult& sampled, v1::Run* run) const {
+  timings.insert(timings.end(), sampled.timings.begin(), sampled.timings.end());
+  v1::ServingMetrics m =
+      AggregateServing(timings, sampled.failed_requests, run->sampling_seconds());
+  m.set_backend(backend.Kind());
+  m.set_endpoint(backend.Describe());
+  m.set_hardware(run->spec().hardware());
+  m.set_cached_samples(CountCachedGenerations(run->id()));
+  *run->mutable_serving() = m;
 }
 
-// The run's end: cancelled, left RUNNING for the next start (stopping), failed with what is
-// missing, or succeeded with its scores.
 void RunManager::Conclude(v1::Run* run, const SamplingResult& sampled) {
   const std::string& id = run->id();
   bool stopping = false, cancel = false;

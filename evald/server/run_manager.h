@@ -18,8 +18,9 @@
 
 #include "base/status.h"
 #include "datasets/dataset.h"
-#include "evald/proto/store.pb.h"
+#include "evald/proto/records.pb.h"
 #include "evald/runs/grading_in_flight.h"
+#include "evald/runs/grading_session.h"
 #include "evald/runs/run_sampling.h"
 #include "evald/runs/sampling_stage.h"
 #include "evald/server/run_execution.h"
@@ -80,7 +81,19 @@ class RunManager {
 
  private:
   void ExecutorMain();
+  // Runs one queued run through the pipeline's stages (evald/runs), persisting as it goes.
   void Execute(const std::string& run_id);
+  Status ExecuteRun(v1::Run* run);  // Cancelled: the daemon is stopping
+  struct RunBackend {
+    v1::Checkpoint checkpoint;
+    std::unique_ptr<SamplingBackend> backend;
+  };
+  Status MakeRunBackend(const v1::Run& run, RunBackend* out);
+  StatusOr<std::unique_ptr<GradingSession>> OpenGrading(
+      v1::Run* run, SimulatorKind simulator, const Dataset& dataset,
+      const std::vector<v1::StoredSample>& pending);
+  void RecordServing(const SamplingBackend& backend, std::vector<v1::RequestTiming> timings,
+                     const SamplingResult& sampled, v1::Run* run) const;
   void Conclude(v1::Run* run, const SamplingResult& sampled);
   int CountCachedGenerations(const std::string& run_id) const;
   Status SaveRun(const v1::Run& run);
@@ -92,6 +105,8 @@ class RunManager {
   void Finish(v1::Run* run, v1::RunState state, const std::string& reason);
   // Writes the new run with its samples in one batch and queues it.
   Status StoreAndQueue(const v1::Run& run, Store::Batch* batch);
+  Status AddUploadedSamples(const std::string& samples_jsonl, const Dataset& dataset, v1::Run* run,
+                            Store::Batch* batch);
   Status AddSamplingSamples(const v1::RunSpec& spec, const Dataset& dataset, Task task,
                             v1::Run* run, Store::Batch* batch);
 

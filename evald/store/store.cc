@@ -6,7 +6,9 @@
 #include <cstring>
 
 #include <google/protobuf/message_lite.h>
+#include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
 
 #include <fmt/format.h>
 
@@ -14,14 +16,16 @@
 
 #include "base/hash.h"
 
-#include "evald/proto/store.pb.h"
+#include "evald/proto/records.pb.h"
 
 namespace evald {
 
 namespace {
 
+// In Family's order. Families are only ever added at the end.
 const char* const kFamilyNames[] = {"checkpoints",   "runs",        "samples",
-                                    "verdict_cache", "generations", "grading_in_flight"};
+                                    "verdict_cache", "generations", "grading_in_flight",
+                                    "calibrations"};
 
 Status FromRocks(const rocksdb::Status& st, const std::string& what) {
   if (st.ok()) return Status::Ok();
@@ -53,6 +57,17 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   store->handles_.assign(handles.begin() + 1, handles.end());
   raw->DestroyColumnFamilyHandle(handles[0]);
   return store;
+}
+
+Store::Store() = default;
+
+Store::Batch::Batch(Store* store)
+    : store_(store), batch_(std::make_unique<rocksdb::WriteBatch>()) {}
+Store::Batch::Batch(Batch&& other) noexcept = default;
+Store::Batch::~Batch() = default;
+
+Store::Batch Store::NewBatch() {
+  return Batch(this);
 }
 
 Store::~Store() {
@@ -123,15 +138,15 @@ void Store::Batch::Put(Family family, std::string_view key,
                        const google::protobuf::MessageLite& value) {
   std::string bytes;
   value.SerializeToString(&bytes);
-  batch_.Put(store_->Handle(family), rocksdb::Slice(key.data(), key.size()), bytes);
+  batch_->Put(store_->Handle(family), rocksdb::Slice(key.data(), key.size()), bytes);
 }
 
 void Store::Batch::Delete(Family family, std::string_view key) {
-  batch_.Delete(store_->Handle(family), rocksdb::Slice(key.data(), key.size()));
+  batch_->Delete(store_->Handle(family), rocksdb::Slice(key.data(), key.size()));
 }
 
 Status Store::Write(Batch& batch) {
-  return Commit(&batch.batch_, "writing a batch");
+  return Commit(batch.batch_.get(), "writing a batch");
 }
 
 std::optional<v1::GenerationRecord> Store::LookupGeneration(const std::string& key) const {

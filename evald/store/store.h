@@ -3,9 +3,6 @@
 // written; related writes (a sample's verdict and its run's progress) go in one atomic batch.
 #pragma once
 
-#include <rocksdb/db.h>
-#include <rocksdb/write_batch.h>
-
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -16,7 +13,7 @@
 
 #include "base/status.h"
 #include "evald/proto/eval.pb.h"
-#include "evald/proto/store.pb.h"
+#include "evald/proto/records.pb.h"
 
 namespace evald::v1 {
 class GenerationRecord;
@@ -27,11 +24,28 @@ namespace google::protobuf {
 class MessageLite;
 }
 
+// RocksDB stays behind the implementation: its headers are included by store.cc only.
+namespace rocksdb {
+class DB;
+class WriteBatch;
+class ColumnFamilyHandle;
+}  // namespace rocksdb
+
 namespace evald {
 
-// kInFlight: what the daemon is grading right now (GradingInFlight, keyed by verdict key), so
-// that a design which kills the process is not tried for ever after restarts.
-enum class Family { kCheckpoints, kRuns, kSamples, kVerdictCache, kGenerations, kInFlight };
+// One record type per family. kVerdictCache: CachedVerdict by verdict key; kCalibrations:
+// ProblemCalibration by calibration key; kInFlight: what the daemon is grading right now
+// (GradingInFlight, keyed by verdict key), so that a design which kills the process is not tried
+// for ever after restarts.
+enum class Family {
+  kCheckpoints,
+  kRuns,
+  kSamples,
+  kVerdictCache,
+  kGenerations,
+  kInFlight,
+  kCalibrations
+};
 
 class Store {
  public:
@@ -56,19 +70,21 @@ class Store {
   // Atomic multi-record writes.
   class Batch {
    public:
+    Batch(Batch&& other) noexcept;
+    ~Batch();
     void Put(Family family, std::string_view key, const google::protobuf::MessageLite& value);
     void Delete(Family family, std::string_view key);
 
    private:
     friend class Store;
-    explicit Batch(Store* store) : store_(store) {}
+    explicit Batch(Store* store);
     Store* store_;
-    rocksdb::WriteBatch batch_;
+    std::unique_ptr<rocksdb::WriteBatch> batch_;
   };
-  Batch NewBatch() { return Batch(this); }
+  Batch NewBatch();
   Status Write(Batch& batch);
 
-  // Generated samples (see GenerationRecord in store.proto).
+  // Generated samples (see GenerationRecord in records.proto).
   std::optional<v1::GenerationRecord> LookupGeneration(const std::string& key) const;
   Status StoreGeneration(const std::string& key, const v1::GenerationRecord& record);
 
@@ -77,7 +93,7 @@ class Store {
   Status StoreVerdict(const std::string& key, const v1::SampleResult& result);
 
  private:
-  Store() = default;
+  Store();
   rocksdb::ColumnFamilyHandle* Handle(Family family) const;
 
   // Every write goes through here: the free-space floor, then RocksDB; after a failed write,

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 
 namespace evald::kernels {
 
@@ -71,73 +72,77 @@ Status Bad(const std::string& what, uint64_t pos) {
   return Status::Corruption("GGUF: " + what + " (at byte " + std::to_string(pos) + ")");
 }
 
+// One scalar of type T into the value's field for its kind (unsigned ones into u and i).
+template <typename T>
+bool ReadScalar(Cursor& c, GgufValue* v) {
+  T x;
+  if (!c.Read(&x)) return false;
+  if constexpr (std::is_floating_point_v<T>) {
+    v->f = x;
+  } else {
+    if constexpr (std::is_unsigned_v<T>) v->u = x;
+    v->i = static_cast<int64_t>(x);
+  }
+  return true;
+}
+
+Status ReadValue(Cursor& c, GgufType type, GgufValue* v, int depth);
+
+Status ReadArray(Cursor& c, GgufValue* v, int depth) {
+  if (depth >= kMaxArrayDepth) return Bad("arrays nested too deeply", c.pos());
+  uint32_t et = 0;
+  uint64_t n = 0;
+  if (!c.Read(&et) || !c.Read(&n)) return Bad("value runs past the end of the file", c.pos());
+  if (et > static_cast<uint32_t>(GgufType::kFloat64))
+    return Bad("unknown array element type", c.pos());
+  v->array_type = static_cast<GgufType>(et);
+  // Every element takes at least one byte (strings: their 8-byte length): the count cannot
+  // exceed what is left, which bounds the allocation below.
+  uint64_t min_bytes = v->array_type == GgufType::kString  ? 8
+                       : v->array_type == GgufType::kArray ? 12
+                                                           : ScalarBytes(v->array_type);
+  if (n > c.left() / min_bytes)
+    return Bad("array of " + std::to_string(n) + " elements overruns the file", c.pos());
+  v->array.resize(n);
+  for (uint64_t k = 0; k < n; ++k)
+    EVALD_RETURN_IF_ERROR(ReadValue(c, v->array_type, &v->array[k], depth + 1));
+  return Status::Ok();
+}
+
 Status ReadValue(Cursor& c, GgufType type, GgufValue* v, int depth) {
   v->type = type;
+  bool ok = false;
   switch (type) {
-    case GgufType::kUint8: {
-      uint8_t x;
-      if (!c.Read(&x)) break;
-      v->u = x;
-      v->i = x;
-      return Status::Ok();
-    }
-    case GgufType::kInt8: {
-      int8_t x;
-      if (!c.Read(&x)) break;
-      v->i = x;
-      return Status::Ok();
-    }
-    case GgufType::kUint16: {
-      uint16_t x;
-      if (!c.Read(&x)) break;
-      v->u = x;
-      v->i = x;
-      return Status::Ok();
-    }
-    case GgufType::kInt16: {
-      int16_t x;
-      if (!c.Read(&x)) break;
-      v->i = x;
-      return Status::Ok();
-    }
-    case GgufType::kUint32: {
-      uint32_t x;
-      if (!c.Read(&x)) break;
-      v->u = x;
-      v->i = x;
-      return Status::Ok();
-    }
-    case GgufType::kInt32: {
-      int32_t x;
-      if (!c.Read(&x)) break;
-      v->i = x;
-      return Status::Ok();
-    }
-    case GgufType::kUint64: {
-      uint64_t x;
-      if (!c.Read(&x)) break;
-      v->u = x;
-      v->i = static_cast<int64_t>(x);
-      return Status::Ok();
-    }
-    case GgufType::kInt64: {
-      int64_t x;
-      if (!c.Read(&x)) break;
-      v->i = x;
-      return Status::Ok();
-    }
-    case GgufType::kFloat32: {
-      float x;
-      if (!c.Read(&x)) break;
-      v->f = x;
-      return Status::Ok();
-    }
-    case GgufType::kFloat64: {
-      double x;
-      if (!c.Read(&x)) break;
-      v->f = x;
-      return Status::Ok();
-    }
+    case GgufType::kUint8:
+      ok = ReadScalar<uint8_t>(c, v);
+      break;
+    case GgufType::kInt8:
+      ok = ReadScalar<int8_t>(c, v);
+      break;
+    case GgufType::kUint16:
+      ok = ReadScalar<uint16_t>(c, v);
+      break;
+    case GgufType::kInt16:
+      ok = ReadScalar<int16_t>(c, v);
+      break;
+    case GgufType::kUint32:
+      ok = ReadScalar<uint32_t>(c, v);
+      break;
+    case GgufType::kInt32:
+      ok = ReadScalar<int32_t>(c, v);
+      break;
+    case GgufType::kUint64:
+      ok = ReadScalar<uint64_t>(c, v);
+      break;
+    case GgufType::kInt64:
+      ok = ReadScalar<int64_t>(c, v);
+      break;
+    case GgufType::kFloat32:
+      ok = ReadScalar<float>(c, v);
+      break;
+    case GgufType::kFloat64:
+      ok = ReadScalar<double>(c, v);
+      break;
     case GgufType::kBool: {
       uint8_t x;
       if (!c.Read(&x)) break;
@@ -146,32 +151,14 @@ Status ReadValue(Cursor& c, GgufType type, GgufValue* v, int depth) {
       return Status::Ok();
     }
     case GgufType::kString:
-      if (!c.ReadString(&v->s, c.left())) break;
-      return Status::Ok();
-    case GgufType::kArray: {
-      if (depth >= kMaxArrayDepth) return Bad("arrays nested too deeply", c.pos());
-      uint32_t et = 0;
-      uint64_t n = 0;
-      if (!c.Read(&et) || !c.Read(&n)) break;
-      if (et > static_cast<uint32_t>(GgufType::kFloat64))
-        return Bad("unknown array element type", c.pos());
-      v->array_type = static_cast<GgufType>(et);
-      // Every element takes at least one byte (strings: their 8-byte length): the count cannot
-      // exceed what is left, which bounds the allocation below.
-      uint64_t min_bytes = v->array_type == GgufType::kString  ? 8
-                           : v->array_type == GgufType::kArray ? 12
-                                                               : ScalarBytes(v->array_type);
-      if (n > c.left() / min_bytes)
-        return Bad("array of " + std::to_string(n) + " elements overruns the file", c.pos());
-      v->array.resize(n);
-      for (uint64_t k = 0; k < n; ++k)
-        EVALD_RETURN_IF_ERROR(ReadValue(c, v->array_type, &v->array[k], depth + 1));
-      return Status::Ok();
-    }
+      ok = c.ReadString(&v->s, c.left());
+      break;
+    case GgufType::kArray:
+      return ReadArray(c, v, depth);
     default:
       return Bad("unknown value type " + std::to_string(static_cast<uint32_t>(type)), c.pos());
   }
-  return Bad("value runs past the end of the file", c.pos());
+  return ok ? Status::Ok() : Bad("value runs past the end of the file", c.pos());
 }
 
 }  // namespace

@@ -125,11 +125,62 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::Load(const std::string& path) 
   return model;
 }
 
-StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufFile> file) {
-  std::unique_ptr<LlamaModel> m(new LlamaModel());
-  m->file_ = std::move(file);
-  const GgufFile& f = *m->file_;
-  LlamaConfig& c = m->config_;
+namespace {
+
+// A positive integer from the metadata into *out.
+Status GetPositive(const GgufFile& f, const std::string& key, int* out, int64_t max = 1 << 24) {
+  auto v = PositiveInt(f, key, max);
+  if (!v.ok()) return v.status();
+  *out = *v;
+  return Status::Ok();
+}
+
+// A finite non-negative float from the metadata into *out, when present.
+Status GetFiniteNonNegative(const GgufFile& f, const std::string& key, float* out) {
+  if (auto v = f.GetFloat(key)) {
+    if (!(*v >= 0 && *v < 1e6)) return Status::Corruption("metadata " + key + " out of range");
+    *out = static_cast<float>(*v);
+  }
+  return Status::Ok();
+}
+
+// Gemma 2 and 3: norms after attention and FFN, sliding windows, soft-capping, QK norms, RoPE
+// scaling.
+Status ReadGemmaSettings(const GgufFile& f, const std::string& arch, LlamaConfig* config) {
+  LlamaConfig& c = *config;
+  const std::string p = arch + ".";
+  if (arch == "gemma2" || arch == "gemma3") {
+    c.post_norms = true;
+    // Gemma 2 slides on even layers with a 4096 window unless the file says otherwise and caps
+    // attention at 50 and logits at 30; Gemma 3 slides on five layers of six, caps nothing.
+    c.sliding_window = arch == "gemma2" ? 4096 : 0;
+    if (f.Find(p + "attention.sliding_window"))
+      EVALD_RETURN_IF_ERROR(
+          GetPositive(f, p + "attention.sliding_window", &c.sliding_window, 1 << 24));
+    if (c.sliding_window == 0)
+      return Status::Corruption("metadata " + p + "attention.sliding_window is missing");
+  }
+  if (arch == "gemma2") {
+    c.attn_softcap = 50.0f;
+    c.final_softcap = 30.0f;
+    EVALD_RETURN_IF_ERROR(GetFiniteNonNegative(f, p + "attn_logit_softcapping", &c.attn_softcap));
+    EVALD_RETURN_IF_ERROR(GetFiniteNonNegative(f, p + "final_logit_softcapping", &c.final_softcap));
+  }
+  if (arch == "gemma3") {
+    c.qk_norm = true;
+    c.rope_base_local = 10000.0f;
+    if (auto type = f.GetString(p + "rope.scaling.type"); type && *type == "linear") {
+      float factor = 1;
+      EVALD_RETURN_IF_ERROR(GetFiniteNonNegative(f, p + "rope.scaling.factor", &factor));
+      if (factor > 0) c.rope_scale_global = 1.0f / factor;
+    }
+  }
+  return Status::Ok();
+}
+
+// The configuration from the file's metadata: every size validated against its tensors' use.
+Status ReadConfig(const GgufFile& f, LlamaConfig* config) {
+  LlamaConfig& c = *config;
   auto arch = f.GetString("general.architecture");
   if (!arch) return Status::Corruption("general.architecture is missing");
   if (*arch != "llama" && *arch != "qwen2" && *arch != "gemma" && *arch != "gemma2" &&
@@ -142,11 +193,8 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
   if (*arch != "llama") c.rope_style = RopeStyle::kHalfSplit;
   if (gemma) c.activation = FfnActivation::kGelu;
   const std::string p = *arch + ".";
-  auto get = [&](const std::string& key, int* out, int64_t max = 1 << 24) -> Status {
-    auto v = PositiveInt(f, p + key, max);
-    if (!v.ok()) return v.status();
-    *out = *v;
-    return Status::Ok();
+  auto get = [&](const std::string& key, int* out, int64_t max = 1 << 24) {
+    return GetPositive(f, p + key, out, max);
   };
   EVALD_RETURN_IF_ERROR(get("embedding_length", &c.dim, 1 << 16));
   EVALD_RETURN_IF_ERROR(get("block_count", &c.n_layers, 1024));
@@ -187,50 +235,27 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
   c.query_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   if ((*arch == "gemma2" && c.n_layers == 46) || (*arch == "gemma3" && c.n_layers == 62))
     c.query_scale = 1.0f / std::sqrt(static_cast<float>(c.dim / c.n_heads));
-  auto finite_nonneg = [&](const std::string& key, float* out) -> Status {
-    if (auto v = f.GetFloat(p + key)) {
-      if (!(*v >= 0 && *v < 1e6))
-        return Status::Corruption("metadata " + p + key + " out of range");
-      *out = static_cast<float>(*v);
-    }
-    return Status::Ok();
-  };
-  if (*arch == "gemma2" || *arch == "gemma3") {
-    c.post_norms = true;
-    // Gemma 2 slides on even layers with a 4096 window unless the file says otherwise and caps
-    // attention at 50 and logits at 30; Gemma 3 slides on five layers of six, caps nothing.
-    c.sliding_window = *arch == "gemma2" ? 4096 : 0;
-    if (f.Find(p + "attention.sliding_window"))
-      EVALD_RETURN_IF_ERROR(get("attention.sliding_window", &c.sliding_window, 1 << 24));
-    if (c.sliding_window == 0)
-      return Status::Corruption("metadata " + p + "attention.sliding_window is missing");
-  }
-  if (*arch == "gemma2") {
-    c.attn_softcap = 50.0f;
-    c.final_softcap = 30.0f;
-    EVALD_RETURN_IF_ERROR(finite_nonneg("attn_logit_softcapping", &c.attn_softcap));
-    EVALD_RETURN_IF_ERROR(finite_nonneg("final_logit_softcapping", &c.final_softcap));
-  }
-  if (*arch == "gemma3") {
-    c.qk_norm = true;
-    c.rope_base_local = 10000.0f;
-    if (auto type = f.GetString(p + "rope.scaling.type"); type && *type == "linear") {
-      float factor = 1;
-      EVALD_RETURN_IF_ERROR(finite_nonneg("rope.scaling.factor", &factor));
-      if (factor > 0) c.rope_scale_global = 1.0f / factor;
-    }
-  }
+  return ReadGemmaSettings(f, c.architecture, &c);
+}
+
+}  // namespace
+
+// Views of every weight the configuration calls for, shapes checked.
+Status LlamaModel::LoadWeights() {
+  const GgufFile& f = *file_;
+  const LlamaConfig& c = config_;
+  const std::string* arch = &c.architecture;
   const int kv_dim = c.n_kv_heads * c.head_dim, q_dim = c.n_heads * c.head_dim;
-  EVALD_RETURN_IF_ERROR(LoadMatrix(f, "token_embd.weight", c.dim, c.vocab, &m->token_embd_));
+  EVALD_RETURN_IF_ERROR(LoadMatrix(f, "token_embd.weight", c.dim, c.vocab, &token_embd_));
   if (f.FindTensor("output.weight")) {
-    EVALD_RETURN_IF_ERROR(LoadMatrix(f, "output.weight", c.dim, c.vocab, &m->output_));
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, "output.weight", c.dim, c.vocab, &output_));
   } else {
-    m->output_ = m->token_embd_;  // tied embeddings
+    output_ = token_embd_;  // tied embeddings
   }
-  EVALD_RETURN_IF_ERROR(LoadVector(f, "output_norm.weight", c.dim, &m->output_norm_));
-  m->layers_.resize(static_cast<size_t>(c.n_layers));
+  EVALD_RETURN_IF_ERROR(LoadVector(f, "output_norm.weight", c.dim, &output_norm_));
+  layers_.resize(static_cast<size_t>(c.n_layers));
   for (int l = 0; l < c.n_layers; ++l) {
-    LlamaLayer& L = m->layers_[static_cast<size_t>(l)];
+    LlamaLayer& L = layers_[static_cast<size_t>(l)];
     const std::string b = "blk." + std::to_string(l) + ".";
     EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_norm.weight", c.dim, &L.attn_norm));
     EVALD_RETURN_IF_ERROR(LoadVector(f, b + "ffn_norm.weight", c.dim, &L.ffn_norm));
@@ -258,19 +283,30 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_up.weight", c.dim, c.hidden, &L.w_up));
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_down.weight", c.hidden, c.dim, &L.w_down));
   }
-  // Quantized matrices are laid out again for the AVX-512 VNNI kernels when this CPU has them
-  // (EVALD_NO_REPACK=1 keeps the file's layout; the embedding lookup always reads the file).
-  if (DetectIsa() == Isa::kAvx512Vnni && !std::getenv("EVALD_NO_REPACK")) {
-    auto pack = [&](WeightMatrix* w) {
-      auto p = PackedMatrix::Pack(*w);
-      if (!p) return;
-      w->packed = p.get();
-      m->packed_.push_back(std::move(p));
-    };
-    pack(&m->output_);
-    for (auto& L : m->layers_)
-      for (WeightMatrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) pack(w);
-  }
+  return Status::Ok();
+}
+
+// Quantized matrices are laid out again for the AVX-512 VNNI kernels when this CPU has them
+// (EVALD_NO_REPACK=1 keeps the file's layout; the embedding lookup always reads the file).
+void LlamaModel::PackWeights() {
+  if (DetectIsa() != Isa::kAvx512Vnni || std::getenv("EVALD_NO_REPACK")) return;
+  auto pack = [&](WeightMatrix* w) {
+    auto p = PackedMatrix::Pack(*w);
+    if (!p) return;
+    w->packed = p.get();
+    packed_.push_back(std::move(p));
+  };
+  pack(&output_);
+  for (auto& L : layers_)
+    for (WeightMatrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) pack(w);
+}
+
+StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufFile> file) {
+  std::unique_ptr<LlamaModel> m(new LlamaModel());
+  m->file_ = std::move(file);
+  EVALD_RETURN_IF_ERROR(ReadConfig(*m->file_, &m->config_));
+  EVALD_RETURN_IF_ERROR(m->LoadWeights());
+  m->PackWeights();
   return m;
 }
 
@@ -324,15 +360,8 @@ void LlamaSession::ShareFirstSequence(int positions) {
   }
 }
 
-StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, bool prefill) {
+Status LlamaSession::Embed(const int* tokens, int count) {
   const LlamaConfig& c = model_.config();
-  if (pos < 0 || pos >= max_positions_)
-    return Status::InvalidArgument("position beyond the session's context");
-  // Vector s: its position and the sequence whose cache it reads and extends.
-  auto pos_of = [&](int s) { return prefill ? pos + s : pos; };
-  auto seq_of = [&](int s) { return prefill ? 0 : s; };
-  const int kv_dim = c.n_kv_heads * c.head_dim, group = c.n_heads / c.n_kv_heads;
-  const size_t seq_stride = static_cast<size_t>(max_positions_) * kv_dim;
   const WeightMatrix& emb = model_.token_embedding();
   for (int s = 0; s < count; ++s) {
     if (tokens[s] < 0 || tokens[s] >= c.vocab)
@@ -343,86 +372,119 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, 
     if (c.embedding_scale != 1.0f)
       for (int i = 0; i < c.dim; ++i) x_[s * c.dim + i] *= c.embedding_scale;
   }
-  const int q_dim = c.n_heads * c.head_dim;
+  return Status::Ok();
+}
 
+// Queries, keys and values of every vector of the step: biases, QK norms, RoPE; the keys and
+// values go into the cache at their positions.
+void LlamaSession::ProjectQkv(const Step& step, int l) {
+  const LlamaConfig& c = model_.config();
+  const LlamaLayer& L = model_.layers()[static_cast<size_t>(l)];
+  const int kv_dim = c.n_kv_heads * c.head_dim, q_dim = c.n_heads * c.head_dim;
+  const size_t seq_stride = static_cast<size_t>(max_positions_) * kv_dim;
+  for (int s = 0; s < step.count; ++s)
+    RmsNorm(&x_[s * c.dim], L.attn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
+  matvec_.ApplyBatch(L.wq, xb_.data(), step.count, q_.data());
+  matvec_.ApplyBatch(L.wk, xb_.data(), step.count, k_.data());
+  matvec_.ApplyBatch(L.wv, xb_.data(), step.count, v_.data());
+  const float rope_base = L.sliding && c.rope_base_local > 0 ? c.rope_base_local : c.rope_base;
+  for (int s = 0; s < step.count; ++s) {
+    const int p = step.PosOf(s);
+    const float rope_pos = static_cast<float>(p) * (L.sliding ? 1.0f : c.rope_scale_global);
+    float* q = &q_[s * q_dim];
+    float* k = &k_[s * kv_dim];
+    if (L.bq) {
+      for (int i = 0; i < q_dim; ++i) q[i] += L.bq[i];
+      for (int i = 0; i < kv_dim; ++i) k[i] += L.bk[i];
+      for (int i = 0; i < kv_dim; ++i) v_[s * kv_dim + i] += L.bv[i];
+    }
+    if (c.qk_norm) {
+      for (int h = 0; h < c.n_heads; ++h)
+        RmsNorm(q + h * c.head_dim, L.q_norm, q + h * c.head_dim, c.head_dim, c.rms_eps);
+      for (int h = 0; h < c.n_kv_heads; ++h)
+        RmsNorm(k + h * c.head_dim, L.k_norm, k + h * c.head_dim, c.head_dim, c.rms_eps);
+    }
+    RopeAngles(rope_pos, rope_base, c.rope_dims, rope_angles_.data());
+    Rope(q, c.n_heads, c.head_dim, c.rope_dims, rope_angles_.data(), c.rope_style);
+    Rope(k, c.n_kv_heads, c.head_dim, c.rope_dims, rope_angles_.data(), c.rope_style);
+    const size_t cache = (static_cast<size_t>(l) * batch_ + step.SeqOf(s)) * seq_stride;
+    std::copy_n(k, kv_dim, key_cache_.data() + cache + static_cast<size_t>(p) * kv_dim);
+    std::copy_n(&v_[s * kv_dim], kv_dim,
+                value_cache_.data() + cache + static_cast<size_t>(p) * kv_dim);
+  }
+}
+
+// Every (vector, head) on its own, split across the pool once all keys and values of this step
+// are cached (a prefilled token attends to the ones before it in the chunk); then the output
+// projection and the residual.
+void LlamaSession::Attention(const Step& step, int l) {
+  const LlamaConfig& c = model_.config();
+  const LlamaLayer& L = model_.layers()[static_cast<size_t>(l)];
+  const int kv_dim = c.n_kv_heads * c.head_dim, q_dim = c.n_heads * c.head_dim;
+  const int group = c.n_heads / c.n_kv_heads;
+  const size_t seq_stride = static_cast<size_t>(max_positions_) * kv_dim;
+  const AttentionHead head{c.head_dim, kv_dim, c.query_scale, c.attn_softcap};
+  auto attend = [&](int64_t begin, int64_t end) {
+    // Scores scratch per thread (the pool's workers live as long as the generation).
+    thread_local std::vector<float> scores;
+    if (scores.size() < static_cast<size_t>(max_positions_))
+      scores.resize(static_cast<size_t>(max_positions_));
+    for (int64_t i = begin; i < end; ++i) {
+      const int s = static_cast<int>(i / c.n_heads), h = static_cast<int>(i % c.n_heads);
+      const int p = step.PosOf(s);
+      const int first = L.sliding ? std::max(0, p - c.sliding_window + 1) : 0;
+      const size_t cache = (static_cast<size_t>(l) * batch_ + step.SeqOf(s)) * seq_stride +
+                           static_cast<size_t>(h / group) * c.head_dim;
+      Attend(head, &q_[s * q_dim + h * c.head_dim], key_cache_.data() + cache,
+             value_cache_.data() + cache, first, p, scores.data(),
+             &attn_out_[s * q_dim + h * c.head_dim], matvec_.isa());
+    }
+  };
+  const int64_t pairs = static_cast<int64_t>(step.count) * c.n_heads;
+  if (ThreadPool* pool = matvec_.pool()) {
+    pool->ParallelFor(pairs, attend);
+  } else {
+    attend(0, pairs);
+  }
+  matvec_.ApplyBatch(L.wo, attn_out_.data(), step.count, xb_.data());
+  AddResidual(step.count, L.post_attn_norm);
+}
+
+// x += norm(xb) (the post-norm only where the architecture has one).
+void LlamaSession::AddResidual(int count, const float* post_norm) {
+  const LlamaConfig& c = model_.config();
+  if (post_norm)
+    for (int s = 0; s < count; ++s)
+      RmsNorm(&xb_[s * c.dim], post_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
+  for (int i = 0; i < count * c.dim; ++i) x_[i] += xb_[i];
+}
+
+void LlamaSession::FeedForward(int count, int l) {
+  const LlamaConfig& c = model_.config();
+  const LlamaLayer& L = model_.layers()[static_cast<size_t>(l)];
+  for (int s = 0; s < count; ++s)
+    RmsNorm(&x_[s * c.dim], L.ffn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
+  matvec_.ApplyBatch(L.w_gate, xb_.data(), count, h1_.data());
+  matvec_.ApplyBatch(L.w_up, xb_.data(), count, h3_.data());
+  if (c.activation == FfnActivation::kGelu) {
+    for (int i = 0; i < count * c.hidden; ++i) h1_[i] = Gelu(h1_[i]) * h3_[i];
+  } else {
+    GatedSilu(h1_.data(), h3_.data(), static_cast<int64_t>(count) * c.hidden, matvec_.isa());
+  }
+  matvec_.ApplyBatch(L.w_down, h1_.data(), count, xb_.data());
+  AddResidual(count, L.post_ffw_norm);
+}
+
+StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, bool prefill) {
+  const LlamaConfig& c = model_.config();
+  if (pos < 0 || pos >= max_positions_)
+    return Status::InvalidArgument("position beyond the session's context");
+  EVALD_RETURN_IF_ERROR(Embed(tokens, count));
+  const Step step{count, pos, prefill};
   for (int l = 0; l < c.n_layers; ++l) {
-    const LlamaLayer& L = model_.layers()[static_cast<size_t>(l)];
-    for (int s = 0; s < count; ++s)
-      RmsNorm(&x_[s * c.dim], L.attn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
-    matvec_.ApplyBatch(L.wq, xb_.data(), count, q_.data());
-    matvec_.ApplyBatch(L.wk, xb_.data(), count, k_.data());
-    matvec_.ApplyBatch(L.wv, xb_.data(), count, v_.data());
-    const float scale = c.query_scale;
-    const float rope_base = L.sliding && c.rope_base_local > 0 ? c.rope_base_local : c.rope_base;
-    for (int s = 0; s < count; ++s) {
-      const int p = pos_of(s);
-      const float rope_pos = static_cast<float>(p) * (L.sliding ? 1.0f : c.rope_scale_global);
-      float* q = &q_[s * q_dim];
-      float* k = &k_[s * kv_dim];
-      if (L.bq) {
-        for (int i = 0; i < q_dim; ++i) q[i] += L.bq[i];
-        for (int i = 0; i < kv_dim; ++i) k[i] += L.bk[i];
-        for (int i = 0; i < kv_dim; ++i) v_[s * kv_dim + i] += L.bv[i];
-      }
-      if (c.qk_norm) {
-        for (int h = 0; h < c.n_heads; ++h)
-          RmsNorm(q + h * c.head_dim, L.q_norm, q + h * c.head_dim, c.head_dim, c.rms_eps);
-        for (int h = 0; h < c.n_kv_heads; ++h)
-          RmsNorm(k + h * c.head_dim, L.k_norm, k + h * c.head_dim, c.head_dim, c.rms_eps);
-      }
-      RopeAngles(rope_pos, rope_base, c.rope_dims, rope_angles_.data());
-      Rope(q, c.n_heads, c.head_dim, c.rope_dims, rope_angles_.data(), c.rope_style);
-      Rope(k, c.n_kv_heads, c.head_dim, c.rope_dims, rope_angles_.data(), c.rope_style);
-      const size_t cache = (static_cast<size_t>(l) * batch_ + seq_of(s)) * seq_stride;
-      std::copy_n(k, kv_dim, key_cache_.data() + cache + static_cast<size_t>(p) * kv_dim);
-      std::copy_n(&v_[s * kv_dim], kv_dim,
-                  value_cache_.data() + cache + static_cast<size_t>(p) * kv_dim);
-    }
-    // Every (vector, head) on its own, split across the pool once all keys and values of this
-    // step are cached (a prefilled token attends to the ones before it in the chunk).
-    const AttentionHead head{c.head_dim, kv_dim, scale, c.attn_softcap};
-    auto attend = [&](int64_t begin, int64_t end) {
-      // Scores scratch per thread (the pool's workers live as long as the generation).
-      thread_local std::vector<float> scores;
-      if (scores.size() < static_cast<size_t>(max_positions_))
-        scores.resize(static_cast<size_t>(max_positions_));
-      for (int64_t i = begin; i < end; ++i) {
-        const int s = static_cast<int>(i / c.n_heads), h = static_cast<int>(i % c.n_heads);
-        const int p = pos_of(s);
-        const int first = L.sliding ? std::max(0, p - c.sliding_window + 1) : 0;
-        const size_t cache = (static_cast<size_t>(l) * batch_ + seq_of(s)) * seq_stride +
-                             static_cast<size_t>(h / group) * c.head_dim;
-        Attend(head, &q_[s * q_dim + h * c.head_dim], key_cache_.data() + cache,
-               value_cache_.data() + cache, first, p, scores.data(),
-               &attn_out_[s * q_dim + h * c.head_dim], matvec_.isa());
-      }
-    };
-    const int64_t pairs = static_cast<int64_t>(count) * c.n_heads;
-    if (ThreadPool* pool = matvec_.pool()) {
-      pool->ParallelFor(pairs, attend);
-    } else {
-      attend(0, pairs);
-    }
-    matvec_.ApplyBatch(L.wo, attn_out_.data(), count, xb_.data());
-    if (L.post_attn_norm)
-      for (int s = 0; s < count; ++s)
-        RmsNorm(&xb_[s * c.dim], L.post_attn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
-    for (int i = 0; i < count * c.dim; ++i) x_[i] += xb_[i];
-
-    for (int s = 0; s < count; ++s)
-      RmsNorm(&x_[s * c.dim], L.ffn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
-    matvec_.ApplyBatch(L.w_gate, xb_.data(), count, h1_.data());
-    matvec_.ApplyBatch(L.w_up, xb_.data(), count, h3_.data());
-    if (c.activation == FfnActivation::kGelu) {
-      for (int i = 0; i < count * c.hidden; ++i) h1_[i] = Gelu(h1_[i]) * h3_[i];
-    } else {
-      GatedSilu(h1_.data(), h3_.data(), static_cast<int64_t>(count) * c.hidden, matvec_.isa());
-    }
-    matvec_.ApplyBatch(L.w_down, h1_.data(), count, xb_.data());
-    if (L.post_ffw_norm)
-      for (int s = 0; s < count; ++s)
-        RmsNorm(&xb_[s * c.dim], L.post_ffw_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
-    for (int i = 0; i < count * c.dim; ++i) x_[i] += xb_[i];
+    ProjectQkv(step, l);
+    Attention(step, l);
+    FeedForward(count, l);
   }
   // Prefill needs only the last token's logits.
   const int first_out = prefill ? count - 1 : 0, outputs = count - first_out;

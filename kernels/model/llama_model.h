@@ -70,6 +70,9 @@ class LlamaModel {
   int packed_matrices() const { return static_cast<int>(packed_.size()); }
 
  private:
+  Status LoadWeights();
+  void PackWeights();
+
   std::unique_ptr<GgufFile> file_;
   LlamaConfig config_;
   std::vector<LlamaLayer> layers_;
@@ -104,6 +107,18 @@ class LlamaSession {
   // count vectors through the model: sequence s at position pos (decoding n sequences), or with
   // `prefill`, tokens of sequence 0 at positions pos, pos + 1, ... (logits of the last only).
   StatusOr<const float*> Run(const int* tokens, int count, int pos, bool prefill);
+  // The vectors of one Run: vector s at position PosOf(s) of sequence SeqOf(s).
+  struct Step {
+    int count, pos;
+    bool prefill;
+    int PosOf(int s) const { return prefill ? pos + s : pos; }
+    int SeqOf(int s) const { return prefill ? 0 : s; }
+  };
+  Status Embed(const int* tokens, int count);
+  void ProjectQkv(const Step& step, int layer);
+  void Attention(const Step& step, int layer);
+  void FeedForward(int count, int layer);
+  void AddResidual(int count, const float* post_norm);
 
   const LlamaModel& model_;
   int max_positions_;

@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "sandbox/init/seccomp_filter.h"
@@ -140,47 +142,24 @@ void KillLeftovers(const StepContext& ctx, pid_t step_group) {
   }
 }
 
-StepResult RunStep(const StepSpec& spec, const StepContext& ctx) {
-  StepResult result;
-  if (spec.argv_size() == 0) {
-    result.set_outcome(StepResult::START_FAILED);
-    result.set_output("empty command");
-    return result;
-  }
-  Prepared prepared = Prepare(spec, ctx);
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
-    result.set_outcome(StepResult::START_FAILED);
-    result.set_output(std::string("pipe: ") + std::strerror(errno));
-    return result;
-  }
-  auto start = Clock::now();
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
-    result.set_outcome(StepResult::START_FAILED);
-    result.set_output(std::string("fork: ") + std::strerror(errno));
-    return result;
-  }
-  if (pid == 0) ExecChild(spec, ctx, prepared, pipefd[1]);
-  ::setpgid(pid, pid);  // also done in the child; whichever runs first wins the race
-  ::close(pipefd[1]);
-  ::fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
-  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+namespace {
 
-  const uint64_t cap = spec.max_output_bytes() ? spec.max_output_bytes() : (1u << 20);
-  const auto deadline =
-      start + std::chrono::milliseconds(spec.timeout_ms() ? spec.timeout_ms() : 30000);
+// A started step: its output pipe and pidfd, and what came back from it.
+struct RunningStep {
+  pid_t pid = -1;
+  int out_fd = -1;
+  int pidfd = -1;
+  uint64_t cap = 0;
   std::string output;
   bool pipe_open = true, exited = false, timed_out = false, flooded = false;
   int status = 0;
   rusage usage{};
   char buf[65536];
 
-  auto drain = [&]() {
+  // Reads what the pipe holds now, up to the output cap.
+  void Drain() {
     while (pipe_open) {
-      ssize_t n = ::read(pipefd[0], buf, sizeof buf);
+      ssize_t n = ::read(out_fd, buf, sizeof buf);
       if (n > 0) {
         if (output.size() + static_cast<size_t>(n) > cap) {
           output.append(buf, cap - output.size());
@@ -194,63 +173,108 @@ StepResult RunStep(const StepSpec& spec, const StepContext& ctx) {
       if (n < 0 && errno == EINTR) continue;
       return;  // EAGAIN: nothing more for now
     }
-  };
+  }
 
-  while (!exited && !flooded) {
-    auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd fds[2];
-    int nfds = 0;
-    if (pipe_open) fds[nfds++] = {pipefd[0], POLLIN, 0};
-    if (pidfd >= 0) fds[nfds++] = {pidfd, POLLIN, 0};
-    // Without a pidfd the exit is noticed by polling waitpid every 5 ms.
-    int wait_ms = pidfd >= 0 ? static_cast<int>(left) : std::min<int>(static_cast<int>(left), 5);
-    if (nfds > 0) {
-      int rc = ::poll(fds, nfds, wait_ms);
-      if (rc < 0 && errno != EINTR) break;
-    } else {
-      ::usleep(static_cast<useconds_t>(wait_ms) * 1000);
-    }
-    drain();
-    pid_t r = ::wait4(pid, &status, WNOHANG, &usage);
-    if (r == pid) {
-      exited = true;
-      drain();  // what the step wrote just before exiting
+  // Collects output until the step exits, floods its cap, or the deadline passes.
+  void Watch(Clock::time_point deadline) {
+    while (!exited && !flooded) {
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) {
+        timed_out = true;
+        return;
+      }
+      pollfd fds[2];
+      int nfds = 0;
+      if (pipe_open) fds[nfds++] = {out_fd, POLLIN, 0};
+      if (pidfd >= 0) fds[nfds++] = {pidfd, POLLIN, 0};
+      // Without a pidfd the exit is noticed by polling waitpid every 5 ms.
+      int wait_ms = pidfd >= 0 ? static_cast<int>(left) : std::min<int>(static_cast<int>(left), 5);
+      if (nfds > 0) {
+        int rc = ::poll(fds, nfds, wait_ms);
+        if (rc < 0 && errno != EINTR) return;
+      } else {
+        ::usleep(static_cast<useconds_t>(wait_ms) * 1000);
+      }
+      Drain();
+      if (::wait4(pid, &status, WNOHANG, &usage) == pid) {
+        exited = true;
+        Drain();  // what the step wrote just before exiting
+      }
     }
   }
-  if (!exited) {
+
+  // A step still running is killed (its process group too) and waited for.
+  void Reap() {
+    if (exited) return;
     ::kill(-pid, SIGKILL);
     ::kill(pid, SIGKILL);
     while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
     }
   }
-  KillLeftovers(ctx, pid);
-  if (pidfd >= 0) ::close(pidfd);
-  ::close(pipefd[0]);
 
-  result.set_wall_ms(static_cast<uint32_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()));
-  result.set_max_rss_kb(static_cast<uint64_t>(usage.ru_maxrss));
-  result.set_cpu_ms(static_cast<uint64_t>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 +
-                    static_cast<uint64_t>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000);
-  result.set_output(std::move(output));
-  if (flooded) {
-    result.set_outcome(StepResult::OUTPUT_LIMIT);
-  } else if (timed_out) {
-    result.set_outcome(StepResult::TIMED_OUT);
-  } else if (WIFSIGNALED(status)) {
-    result.set_outcome(StepResult::SIGNALED);
-    result.set_signal(WTERMSIG(status));
-  } else {
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.set_exit_code(code);
-    result.set_outcome(StepResult::EXITED);
+  StepResult Result(Clock::time_point start) {
+    StepResult result;
+    result.set_wall_ms(static_cast<uint32_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()));
+    result.set_max_rss_kb(static_cast<uint64_t>(usage.ru_maxrss));
+    result.set_cpu_ms(static_cast<uint64_t>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 +
+                      static_cast<uint64_t>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) /
+                          1000);
+    result.set_output(std::move(output));
+    if (flooded) {
+      result.set_outcome(StepResult::OUTPUT_LIMIT);
+    } else if (timed_out) {
+      result.set_outcome(StepResult::TIMED_OUT);
+    } else if (WIFSIGNALED(status)) {
+      result.set_outcome(StepResult::SIGNALED);
+      result.set_signal(WTERMSIG(status));
+    } else {
+      result.set_exit_code(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+      result.set_outcome(StepResult::EXITED);
+    }
+    return result;
   }
+};
+
+StepResult StartFailed(const std::string& why) {
+  StepResult result;
+  result.set_outcome(StepResult::START_FAILED);
+  result.set_output(why);
   return result;
+}
+
+}  // namespace
+
+StepResult RunStep(const StepSpec& spec, const StepContext& ctx) {
+  if (spec.argv_size() == 0) return StartFailed("empty command");
+  Prepared prepared = Prepare(spec, ctx);
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0)
+    return StartFailed(std::string("pipe: ") + std::strerror(errno));
+  auto start = Clock::now();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    return StartFailed(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) ExecChild(spec, ctx, prepared, pipefd[1]);
+  ::setpgid(pid, pid);  // also done in the child; whichever runs first wins the race
+  ::close(pipefd[1]);
+  ::fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+
+  auto step = std::make_unique<RunningStep>();
+  step->pid = pid;
+  step->out_fd = pipefd[0];
+  step->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  step->cap = spec.max_output_bytes() ? spec.max_output_bytes() : (1u << 20);
+  step->Watch(start + std::chrono::milliseconds(spec.timeout_ms() ? spec.timeout_ms() : 30000));
+  step->Reap();
+  KillLeftovers(ctx, pid);
+  if (step->pidfd >= 0) ::close(step->pidfd);
+  ::close(pipefd[0]);
+  return step->Result(start);
 }
 
 }  // namespace evald::sandbox

@@ -1,0 +1,212 @@
+#include "evald/cli/eval_commands.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <mutex>
+
+#include "datasets/dataset.h"
+#include "datasets/prompt_builder.h"
+#include "evald/cli/report_io.h"
+#include "evald/eval/report_printer.h"
+#include "evald/runs/evaluation.h"
+#include "evald/store/store.h"
+
+namespace evald {
+
+namespace {
+
+struct CommonFlags {
+  std::string dataset;
+  std::string task = "spec-to-rtl";
+  std::string simulator = "iverilog";
+  int jobs = 2;
+  bool require_isolation = false;
+};
+
+void AddCommon(CLI::App* cmd, CommonFlags* f) {
+  cmd->add_option("--dataset", f->dataset, "verilog-eval checkout or dataset_* folder")->required();
+  cmd->add_option("--task", f->task, "spec-to-rtl | code-complete-iccad2023");
+  cmd->add_option("--simulator", f->simulator, "iverilog | verilator");
+  cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
+  cmd->add_flag("--require-isolation", f->require_isolation,
+                "fail rather than run with a degraded sandbox");
+}
+
+// A progress line on a terminal, a log line every ten seconds otherwise.
+std::function<void(int, int)> MakeProgress() {
+  auto start = std::chrono::steady_clock::now();
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(start);
+  auto mu = std::make_shared<std::mutex>();
+  bool tty = ::isatty(2);
+  return [=](int done, int total) {
+    std::lock_guard<std::mutex> lock(*mu);
+    auto now = std::chrono::steady_clock::now();
+    if (done != total && now - *last < std::chrono::milliseconds(tty ? 200 : 10000)) return;
+    *last = now;
+    double secs = std::chrono::duration<double>(now - start).count();
+    double rate = secs > 0 ? done / secs : 0;
+    double eta = rate > 0 ? (total - done) / rate : 0;
+    std::string line =
+        fmt::format("{}/{} samples graded  {:.1f}/s  ETA {:.0f} s", done, total, rate, eta);
+    if (tty) {
+      std::cerr << "\r" << line << (done == total ? "\n" : "") << std::flush;
+    } else {
+      spdlog::info("{}", line);
+    }
+  };
+}
+
+int Fail(const Status& st) {
+  spdlog::error("{}", st.ToString());
+  return 2;
+}
+
+StatusOr<Dataset> LoadFor(const CommonFlags& f, EvalOptions* opts) {
+  auto task = ParseTask(f.task);
+  if (!task.ok()) return task.status();
+  auto sim = ParseSimulator(f.simulator);
+  if (!sim.ok()) return sim.status();
+  opts->simulator = *sim;
+  opts->jobs = f.jobs;
+  opts->sandbox.require_full_isolation = f.require_isolation;
+  return Dataset::Load(f.dataset, *task);
+}
+
+struct EvalFlags {
+  CommonFlags common;
+  std::string samples, json_out, ks = "1,5", data_dir;
+  uint32_t sim_timeout_s = 0;
+  bool exact_counts = false;
+};
+
+int RunEval(const EvalFlags& f) {
+  EvalOptions opts;
+  auto ds = LoadFor(f.common, &opts);
+  if (!ds.ok()) return Fail(ds.status());
+  auto ks = ParseKList(f.ks);
+  if (!ks.ok()) return Fail(ks.status());
+  opts.ks = *ks;
+  if (f.sim_timeout_s > 0) opts.simulate_timeout_ms = f.sim_timeout_s * 1000;
+  opts.exact_mismatch_counts = f.exact_counts;
+  opts.progress = MakeProgress();
+  std::unique_ptr<Store> store;
+  if (!f.data_dir.empty()) {
+    auto opened = Store::Open(f.data_dir);
+    if (!opened.ok()) return Fail(opened.status());
+    store = std::move(*opened);
+    opts.store = store.get();
+  }
+  auto samples = ReadSamplesJsonl(f.samples);
+  if (!samples.ok()) return Fail(samples.status().Annotate("reading samples"));
+  for (const auto& e : samples->errors)
+    spdlog::warn("{} line {}: {}", f.samples, e.line(), e.message());
+  auto report = Evaluate(*ds, *samples, opts);
+  if (!report.ok()) return Fail(report.status());
+  for (const auto& e : report->input_errors()) {
+    if (e.message().rfind("unknown problem", 0) == 0 ||
+        e.message().find("already has") != std::string::npos)
+      spdlog::warn("{} line {}: {}", f.samples, e.line(), e.message());
+  }
+  PrintEvalReport(*report, std::cout);
+  if (!f.json_out.empty()) {
+    if (Status st = WriteJson(*report, f.json_out); !st.ok()) return Fail(st);
+  }
+  const bool internal = report->summary().categories().count("!") > 0;
+  return internal ? 2 : 0;
+}
+
+int RunCheck(const CommonFlags& flags, const std::string& json_out) {
+  EvalOptions opts;
+  auto ds = LoadFor(flags, &opts);
+  if (!ds.ok()) return Fail(ds.status());
+  auto report = CheckDataset(*ds, opts);
+  if (!report.ok()) return Fail(report.status());
+  PrintDatasetCheck(*report, std::cout);
+  if (!json_out.empty()) {
+    if (Status st = WriteJson(*report, json_out); !st.ok()) return Fail(st);
+  }
+  return 0;
+}
+
+struct PromptFlags {
+  std::string dataset, task = "spec-to-rtl", problem;
+  PromptOptions options;
+};
+
+int RunPrompts(const PromptFlags& f) {
+  auto task = ParseTask(f.task);
+  if (!task.ok()) return Fail(task.status());
+  auto ds = Dataset::Load(f.dataset, *task);
+  if (!ds.ok()) return Fail(ds.status());
+  if (!f.problem.empty() && !ds->Find(f.problem))
+    return Fail(Status::NotFound("problem '" + f.problem + "' is not in " + ds->folder()));
+  google::protobuf::util::JsonPrintOptions json_opts;
+  json_opts.preserve_proto_field_names = true;
+  for (const auto& p : ds->problems()) {
+    if (!f.problem.empty() && p.name != f.problem) continue;
+    auto prompt = BuildPrompt(*ds, p, f.options);
+    if (!prompt.ok()) return Fail(prompt.status());
+    v1::PromptLine line;
+    line.set_problem(p.name);
+    line.set_system(prompt->system);
+    line.set_prompt(prompt->user);
+    std::string out;
+    (void)google::protobuf::util::MessageToJsonString(line, &out, json_opts);
+    std::cout << out << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterEvalCommand(CLI::App& app, std::function<int()>* run) {
+  auto f = std::make_shared<EvalFlags>();
+  auto* eval = app.add_subcommand("eval", "grade samples (JSONL) against a dataset");
+  AddCommon(eval, &f->common);
+  eval->add_option("--samples", f->samples, "samples JSONL (problem + completion or code)")
+      ->required();
+  eval->add_option("--k", f->ks, "pass@k values, comma separated");
+  eval->add_option("--json", f->json_out, "write the full report as JSON");
+  eval->add_option("--data", f->data_dir,
+                   "evald store (RocksDB): verdicts found there are not simulated again");
+  eval->add_option("--sim-timeout", f->sim_timeout_s,
+                   "fixed simulation limit in seconds (default: derived from the reference)");
+  eval->add_flag("--exact-counts", f->exact_counts,
+                 "simulate wrong designs to the end for exact mismatch counts (slower; by "
+                 "default a simulation stops at its first mismatch, same verdicts)");
+  eval->callback([f, run] { *run = [f] { return RunEval(*f); }; });
+}
+
+void RegisterDatasetCommands(CLI::App& app, std::function<int()>* run) {
+  auto* dataset = app.add_subcommand("dataset", "dataset tools");
+  dataset->require_subcommand(1);
+
+  auto check_flags = std::make_shared<CommonFlags>();
+  auto check_json = std::make_shared<std::string>();
+  auto* check = dataset->add_subcommand("check", "run every reference against its testbench");
+  AddCommon(check, check_flags.get());
+  check->add_option("--json", *check_json, "write the report as JSON");
+  check->callback([=] { *run = [=] { return RunCheck(*check_flags, *check_json); }; });
+
+  auto p = std::make_shared<PromptFlags>();
+  auto* prompts = dataset->add_subcommand(
+      "prompts", "print the benchmark's prompts as JSONL (problem, system, prompt)");
+  prompts->add_option("--dataset", p->dataset, "verilog-eval checkout or dataset_* folder")
+      ->required();
+  prompts->add_option("--task", p->task, "spec-to-rtl | code-complete-iccad2023");
+  prompts->add_option("--shots", p->options.shots, "in-context examples (0-4)")
+      ->check(CLI::Range(0, 4));
+  prompts->add_flag("--rules", p->options.rules, "add the benchmark's rules (spec-to-rtl)");
+  prompts->add_flag("--explain", p->options.explain, "allow explanations (no [BEGIN]/[DONE])");
+  prompts->add_flag("--system-in-prompt", p->options.system_in_prompt,
+                    "put the system message in front of the prompt (models without a system role)");
+  prompts->add_option("--problem", p->problem, "only this problem");
+  prompts->callback([=] { *run = [=] { return RunPrompts(*p); }; });
+}
+
+}  // namespace evald

@@ -1,0 +1,183 @@
+// Runs that sample a checkpoint through the daemon: another evald's OpenAI-compatible endpoint,
+// the daemon's own decoding core, and an endpoint that goes down.
+#include <map>
+
+#include "evald/proto/compare.pb.h"
+
+#include "daemon_fixture.h"
+
+namespace evald {
+namespace {
+
+// The whole path from a REST submission: a checkpoint served by a second evald (the
+// OpenAI-compatible endpoint over its decoding core) and the same GGUF file sampled by this
+// daemon's own core; sampled, extracted, simulated, scored, stored, compared with their serving
+// metrics side by side. stories260K writes stories, not Verilog: the pipeline is under test.
+const std::string kStoriesModel = std::string(EVALD_SHARED_DIR) + "/models/stories260K-q8_0.gguf";
+const char* kModelKeyEnv = "EVALD_TEST_MODEL_SERVER_KEY";
+
+std::string SamplingRunBody(const std::string& checkpoint, const std::string& extra = "") {
+  return R"({"spec":{"checkpoint_id":")" + checkpoint +
+         R"(","dataset":"builtin","problems":["Bi01_and_gate","Bi02_mux2_byte"],"k":[1,2],)" +
+         R"("sampling":{"n":3,"temperature":0.8,"top_p":0.95,"max_tokens":48,"seed":5)" + extra +
+         R"(},"labels":{"suite":"e2e"}}})";
+}
+
+std::map<std::string, std::string> Completions(const v1::ListSamplesResponse& page) {
+  std::map<std::string, std::string> out;
+  for (const auto& s : page.samples())
+    out[s.problem() + "/" + std::to_string(s.index())] = s.completion();
+  return out;
+}
+
+// One scenario, two daemons (longer than most functions on purpose: both runs are compared at
+// the end, and splitting it would sample them twice).
+TEST_F(DaemonTest, SamplesACheckpointServedByAnotherEvaldAndByItsOwnCore) {
+  Daemon model_server;
+  ASSERT_TRUE(model_server.Start(dir_ + "/model-store", tokens_,
+                                 "--model " + kStoriesModel + " --model-name stories"));
+  ::setenv(kModelKeyEnv, kRead, 1);  // the daemon inherits it; the key is any valid token there
+  StartDaemon();
+  auto ck_remote =
+      Post("/v1/checkpoints", R"({"name":"stories-remote","endpoint":"http://127.0.0.1:)" +
+                                  std::to_string(model_server.port()) +
+                                  R"(","model":"stories","hardware":"cpu-evald","api_key_env":")" +
+                                  kModelKeyEnv + R"("})");
+  ASSERT_EQ(ck_remote.status, 201) << ck_remote.body;
+  EXPECT_EQ(ck_remote.body.find(kRead), std::string::npos) << "the key itself is never stored";
+  auto ck_core = Post("/v1/checkpoints", R"({"name":"stories-core","location":")" + kStoriesModel +
+                                             R"(","hardware":"cpu-core"})");
+  ASSERT_EQ(ck_core.status, 201) << ck_core.body;
+  std::string remote_id = Parse<v1::Checkpoint>(ck_remote.body).id();
+  std::string core_id = Parse<v1::Checkpoint>(ck_core.body).id();
+  EXPECT_EQ(Parse<v1::Checkpoint>(ck_remote.body).format(), "remote");
+  EXPECT_EQ(Parse<v1::Checkpoint>(ck_core.body).format(), "gguf");
+
+  // Bad submissions are refused up front.
+  EXPECT_EQ(Post("/v1/runs", SamplingRunBody(remote_id, R"(,"top_p":1.5)")).status, 400);
+  EXPECT_EQ(Post("/v1/checkpoints", R"({"name":"x","location":"relative.gguf"})").status, 400);
+  EXPECT_EQ(Post("/v1/checkpoints", R"({"name":"x","endpoint":"ftp://h","model":"m"})").status,
+            400);
+
+  auto a = Post("/v1/runs", SamplingRunBody(remote_id));
+  ASSERT_EQ(a.status, 201) << a.body;
+  auto b = Post("/v1/runs", SamplingRunBody(core_id));
+  ASSERT_EQ(b.status, 201) << b.body;
+  std::string run_a = Parse<v1::Run>(a.body).id(), run_b = Parse<v1::Run>(b.body).id();
+  EXPECT_EQ(Parse<v1::Run>(a.body).spec().backend(), "remote");
+  EXPECT_EQ(Parse<v1::Run>(b.body).spec().backend(), "core");
+  EXPECT_EQ(Parse<v1::Run>(a.body).spec().hardware(), "cpu-evald");
+
+  for (const auto& [id, backend] : {std::pair{run_a, "remote"}, std::pair{run_b, "core"}}) {
+    v1::Run run = WaitForRun(id);
+    ASSERT_EQ(run.state(), v1::SUCCEEDED) << run.state_reason();
+    EXPECT_EQ(run.samples_total(), 6);
+    EXPECT_EQ(run.samples_generated(), 6);
+    EXPECT_EQ(run.samples_done(), 6);
+    EXPECT_EQ(run.summary().samples(), 6);
+    const auto& m = run.serving();
+    EXPECT_EQ(m.backend(), backend);
+    EXPECT_EQ(m.completed_requests(), 2);  // one request of n=3 per problem
+    EXPECT_EQ(m.failed_requests(), 0);
+    EXPECT_GT(m.total_output_tokens(), 0);
+    EXPECT_LE(m.total_output_tokens(), 6 * 48);
+    EXPECT_GT(m.total_input_tokens(), 0);
+    EXPECT_TRUE(m.usage_reported());
+    EXPECT_GT(m.ttft().mean_ms(), 0);
+    EXPECT_GE(m.e2e().p99_ms(), m.e2e().median_ms());
+    EXPECT_GT(m.output_token_throughput(), 0);
+    auto page = Parse<v1::ListSamplesResponse>(Get("/v1/runs/" + id + "/samples").body);
+    ASSERT_EQ(page.samples_size(), 6);
+    for (const auto& s : page.samples()) {
+      EXPECT_TRUE(s.generated() && s.graded());
+      EXPECT_FALSE(s.completion().empty());
+      EXPECT_FALSE(s.result().verdict().empty());
+      EXPECT_NE(s.result().verdict(), "!") << "no internal errors";
+      EXPECT_TRUE(s.generation_error().empty());
+    }
+  }
+  // Same file, same prompts, same seeds: the remote and the in-process core agree sample by
+  // sample (sample i is drawn with seed + i on both sides).
+  auto pa = Parse<v1::ListSamplesResponse>(Get("/v1/runs/" + run_a + "/samples").body);
+  auto pb = Parse<v1::ListSamplesResponse>(Get("/v1/runs/" + run_b + "/samples").body);
+  EXPECT_EQ(Completions(pa), Completions(pb));
+
+  auto cmp = Get("/v1/compare?a=" + run_a + "&b=" + run_b);
+  ASSERT_EQ(cmp.status, 200) << cmp.body;
+  auto c = Parse<v1::Comparison>(cmp.body);
+  EXPECT_EQ(c.a_serving().backend(), "remote");
+  EXPECT_EQ(c.b_serving().backend(), "core");
+  EXPECT_EQ(c.a_serving().hardware(), "cpu-evald");
+  auto report = Parse<v1::EvalReport>(Get("/v1/runs/" + run_a + "/report").body);
+  EXPECT_EQ(report.serving().completed_requests(), 2);
+
+  // A second run of the same checkpoint and settings takes the stored generations.
+  auto again = Post("/v1/runs", SamplingRunBody(remote_id));
+  ASSERT_EQ(again.status, 201);
+  v1::Run run_c = WaitForRun(Parse<v1::Run>(again.body).id());
+  ASSERT_EQ(run_c.state(), v1::SUCCEEDED) << run_c.state_reason();
+  EXPECT_EQ(run_c.serving().cached_samples(), 6);
+  EXPECT_EQ(run_c.serving().completed_requests(), 0);
+  auto metrics = Get("/metrics").body;
+  EXPECT_NE(metrics.find("evald_generation_requests_total 4\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("evald_samples_generated_total 12\n"), std::string::npos);
+  EXPECT_NE(metrics.find("evald_generation_cache_hits_total 6\n"), std::string::npos);
+  model_server.Stop();
+}
+
+TEST_F(DaemonTest, AnEndpointThatIsDownFailsTheRunKeepsEverySampleAndResumes) {
+  // A port with nobody behind it (yet).
+  uint16_t port;
+  {
+    boost::asio::io_context ioc;
+    boost::asio::ip::tcp::acceptor acc(ioc, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    port = acc.local_endpoint().port();
+  }
+  ::setenv(kModelKeyEnv, kRead, 1);
+  StartDaemon();
+  auto ck = Post("/v1/checkpoints", R"({"name":"later","endpoint":"http://127.0.0.1:)" +
+                                        std::to_string(port) + R"(","model":"stories",)" +
+                                        R"("api_key_env":")" + kModelKeyEnv + R"("})");
+  ASSERT_EQ(ck.status, 201) << ck.body;
+  std::string ck_id = Parse<v1::Checkpoint>(ck.body).id();
+  auto created = Post("/v1/runs", SamplingRunBody(ck_id, R"(,"max_attempts":2)"));
+  ASSERT_EQ(created.status, 201) << created.body;
+  std::string id = Parse<v1::Run>(created.body).id();
+  v1::Run run = WaitForRun(id);
+  ASSERT_EQ(run.state(), v1::FAILED);
+  EXPECT_NE(run.state_reason().find("6 of 6 samples could not be generated"), std::string::npos)
+      << run.state_reason();
+  EXPECT_NE(run.state_reason().find("onnect"), std::string::npos) << run.state_reason();
+  EXPECT_EQ(run.serving().failed_requests(), 2);
+  auto page = Parse<v1::ListSamplesResponse>(Get("/v1/runs/" + id + "/samples").body);
+  ASSERT_EQ(page.samples_size(), 6) << "no sample is lost";
+  for (const auto& s : page.samples()) {
+    EXPECT_FALSE(s.generated());
+    EXPECT_FALSE(s.graded()) << "no verdict without a completion";
+    EXPECT_NE(s.generation_error().find("attempt 2 of 2"), std::string::npos)
+        << s.generation_error();
+  }
+  EXPECT_EQ(Post("/v1/runs/" + id + "/resume", "").status, 202);
+  // The server now comes up on that port.
+  Daemon model_server;
+  ASSERT_TRUE(model_server.Start(dir_ + "/model-store", tokens_,
+                                 "--model " + kStoriesModel + " --model-name stories",
+                                 "127.0.0.1:" + std::to_string(port)));
+  run = WaitForRun(id);
+  if (run.state() == v1::FAILED) {  // resumed before the server was up: once more
+    EXPECT_EQ(Post("/v1/runs/" + id + "/resume", "").status, 202);
+    run = WaitForRun(id);
+  }
+  ASSERT_EQ(run.state(), v1::SUCCEEDED) << run.state_reason();
+  EXPECT_EQ(run.samples_generated(), 6);
+  EXPECT_EQ(run.samples_done(), 6);
+  EXPECT_EQ(Post("/v1/runs/" + id + "/resume", "").status, 400);
+  page = Parse<v1::ListSamplesResponse>(Get("/v1/runs/" + id + "/samples").body);
+  for (const auto& s : page.samples()) {
+    EXPECT_TRUE(s.generated() && s.graded());
+    EXPECT_TRUE(s.generation_error().empty());
+  }
+}
+
+}  // namespace
+}  // namespace evald

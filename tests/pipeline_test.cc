@@ -1,0 +1,134 @@
+// The one run pipeline: `evald eval` (Evaluate) and the daemon's run executor (RunManager) give
+// the same report for the same samples, and the grading stage simulates each distinct
+// (problem, code) once per session however concurrently it is submitted.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "base/file_io.h"
+#include "base/hash.h"
+#include "datasets/dataset.h"
+#include "evald/runs/evaluation.h"
+#include "evald/runs/grading_session.h"
+#include "evald/server/run_manager.h"
+#include "harness/testbench_hardening.h"
+#include "test_support.h"
+
+namespace evald {
+namespace {
+
+class PipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = "/tmp/evald-pipeline-test-" + RandomHex(6);
+    auto ds = Dataset::Load(testing::BuiltinDataset(), Task::kSpecToRtl);
+    ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+    dataset_ = std::make_unique<Dataset>(std::move(*ds));
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+  std::string dir_;
+  std::unique_ptr<Dataset> dataset_;
+};
+
+// Runs the samples through the daemon's executor (in process, its own store) to the end.
+v1::EvalReport RunThroughDaemon(const std::string& dir, const std::string& jsonl) {
+  auto store = Store::Open(dir);
+  EXPECT_TRUE(store.ok());
+  RunManager runs(store->get(), RunManagerOptions{});
+  EXPECT_TRUE(runs.Start().ok());
+  v1::RunSpec spec;
+  spec.set_dataset("builtin");
+  auto created = runs.CreateRun(spec, jsonl);
+  EXPECT_TRUE(created.ok()) << created.status().ToString();
+  for (int i = 0; i < 2400; ++i) {
+    auto run = runs.GetRun(created->id());
+    if (run.ok() && run->state() == v1::SUCCEEDED) break;
+    EXPECT_TRUE(run.ok() && run->state() != v1::FAILED) << run->state_reason();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  auto report = runs.Report(created->id());
+  EXPECT_TRUE(report.ok());
+  runs.Stop();
+  return *report;
+}
+
+TEST_F(PipelineTest, TheCliAndTheDaemonGiveTheSameReport) {
+  auto text = ReadFileBounded(testing::BuiltinDataset() + "/samples_spec-to-rtl.jsonl", 1 << 24);
+  ASSERT_TRUE(text.ok());
+  std::string jsonl = *text;
+  SamplesFile parsed = ParseSamplesJsonl(jsonl);
+  auto cli = Evaluate(*dataset_, parsed, EvalOptions{});
+  ASSERT_TRUE(cli.ok()) << cli.status().ToString();
+  v1::EvalReport daemon = RunThroughDaemon(dir_, jsonl);
+  ASSERT_EQ(cli->samples_size(), daemon.samples_size());
+  ASSERT_GT(cli->samples_size(), 50);
+  // The daemon lists samples by (problem, index); the CLI in input order.
+  std::map<std::pair<std::string, int>, const v1::SampleResult*> by_key;
+  for (const auto& s : daemon.samples()) by_key[{s.problem(), s.index()}] = &s;
+  int deduplicated = 0;
+  for (const auto& a : cli->samples()) {
+    const v1::SampleResult* b = by_key[{a.problem(), a.index()}];
+    ASSERT_NE(b, nullptr) << a.problem() << " #" << a.index();
+    SCOPED_TRACE(a.problem() + " #" + std::to_string(a.index()));
+    EXPECT_EQ(a.verdict(), b->verdict());
+    EXPECT_EQ(a.passed(), b->passed());
+    EXPECT_EQ(a.mismatches(), b->mismatches());
+    EXPECT_EQ(a.samples_checked(), b->samples_checked());
+    EXPECT_EQ(a.benchmark_verdict(), b->benchmark_verdict());
+    EXPECT_EQ(a.detail(), b->detail());
+    EXPECT_EQ(a.code_sha256(), b->code_sha256());
+    EXPECT_EQ(a.extraction().SerializeAsString(), b->extraction().SerializeAsString());
+    EXPECT_EQ(a.deduplicated(), b->deduplicated());
+    EXPECT_EQ(a.line(), b->line());
+    deduplicated += a.deduplicated();
+  }
+  EXPECT_GT(deduplicated, 0);  // the built-in set repeats codes; each ran once in both
+  ASSERT_EQ(cli->problems_size(), daemon.problems_size());
+  for (int i = 0; i < cli->problems_size(); ++i) {
+    EXPECT_EQ(cli->problems(i).n(), daemon.problems(i).n());
+    EXPECT_EQ(cli->problems(i).c(), daemon.problems(i).c());
+  }
+  for (const auto& [k, v] : cli->summary().pass_at())
+    EXPECT_DOUBLE_EQ(v, daemon.summary().pass_at().at(k)) << "pass@" << k;
+  EXPECT_DOUBLE_EQ(cli->summary().benchmark_pass_rate(), daemon.summary().benchmark_pass_rate());
+}
+
+TEST_F(PipelineTest, ConcurrentSubmissionsOfOneCodeSimulateOnce) {
+  const Problem& problem = dataset_->problems().front();
+  GradingOptions options;
+  options.jobs = 2;
+  auto session = GradingSession::Open(options, {&problem});
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  // Not the reference's text (that one is classified from the calibration run).
+  const std::string code = ReferenceAsDesign(problem.reference) + "\n// a comment\n";
+  std::atomic<int> answered{0}, duplicates{0}, passed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 5; ++i)
+        (*session)->Grade(problem, code, {"", t * 5 + i}, [&](GradeOutcome& o) {
+          ++answered;
+          duplicates += o.source == VerdictSource::kDuplicate;
+          passed += o.verdict.passed;
+        });
+    });
+  for (auto& th : threads) th.join();
+  (*session)->Wait();
+  EXPECT_EQ(answered, 20);
+  EXPECT_EQ((*session)->simulations(), 1);
+  EXPECT_EQ(duplicates, 19);
+  EXPECT_EQ(passed, 20);
+  // The reference itself needs no simulation: its calibration run is classified again.
+  std::atomic<bool> reference_passed{false};
+  (*session)->Grade(problem, ReferenceAsDesign(problem.reference), {"", 99}, [&](GradeOutcome& o) {
+    EXPECT_EQ(o.source, VerdictSource::kReference);
+    reference_passed = o.verdict.passed;
+  });
+  (*session)->Wait();
+  EXPECT_TRUE(reference_passed);
+  EXPECT_EQ((*session)->simulations(), 1);
+}
+
+}  // namespace
+}  // namespace evald
