@@ -5,6 +5,7 @@
 #include <regex>
 #include <sstream>
 
+#include "evald/proto/api.pb.h"
 #include "evald/proto/compare.pb.h"
 #include "evald/server/api.h"
 
@@ -150,6 +151,50 @@ TEST_F(DaemonTest, CheckpointsRunsSamplesCompareLeaderboardAndMetrics) {
   auto [exp_rc, exp_out] = run_cmd("export --data " + dir_ + "/store --format markdown");
   EXPECT_EQ(exp_rc, 0) << exp_out;
   EXPECT_NE(exp_out.find("gemma-31b-lora"), std::string::npos) << exp_out;
+}
+
+// Planning, tiers and the train-vs-serve report through the API.
+TEST_F(DaemonTest, PlanTiersAndTrainServeReport) {
+  StartDaemon();
+  const std::string a = CreateRun(BuiltinSamples(), R"({"model":"gemma","serve":"gpu"})");
+  const std::string b = CreateRun(BuiltinSamples(), R"({"model":"gemma","serve":"tpu"})");
+  ASSERT_EQ(WaitForRun(a).state(), v1::SUCCEEDED);
+  ASSERT_EQ(WaitForRun(b).state(), v1::SUCCEEDED);
+
+  auto plan = Post("/v1/plan",
+                   R"({"pass_at_1":0.641,"problems":156,"delta":0.056,"simulations":50})", kRead);
+  ASSERT_EQ(plan.status, 200) << plan.body;
+  auto parsed = Parse<v1::PowerPlan>(plan.body);
+  ASSERT_EQ(parsed.answers_size(), 2);
+  EXPECT_GT(parsed.answers(0).samples_needed(), 0);
+  auto from_runs = Post("/v1/plan",
+                        "{\"run_a\":\"" + a + "\",\"run_b\":\"" + b +
+                            "\",\"delta\":0.1,"
+                            "\"simulations\":50}",
+                        kRead);
+  EXPECT_EQ(from_runs.status, 200) << from_runs.body;
+  EXPECT_EQ(Post("/v1/plan", "{}", kRead).status, 400);
+  EXPECT_EQ(Post("/v1/plan", R"({"run_a":"run-nope"})", kRead).status, 404);
+
+  auto board = Get("/v1/leaderboard?format=json&label=model=gemma");
+  ASSERT_EQ(board.status, 200);
+  auto lb = Parse<v1::Leaderboard>(board.body);
+  ASSERT_EQ(lb.rows_size(), 2);
+  EXPECT_EQ(lb.rows(0).tier(), 1);
+  EXPECT_EQ(lb.rows(1).tier(), 1);  // the same samples: indistinguishable
+  EXPECT_EQ(lb.pairs_size(), 1);
+
+  auto json = Get("/v1/reports/train-serve?label=model=gemma&baseline=" + a);
+  ASSERT_EQ(json.status, 200) << json.body;
+  auto report = Parse<v1::TrainServeReport>(json.body);
+  ASSERT_EQ(report.variants_size(), 2);
+  EXPECT_EQ(report.baseline(), a);
+  EXPECT_GE(report.categories_size(), 2);
+  auto html = Get("/v1/reports/train-serve?label=model=gemma&format=html");
+  EXPECT_EQ(html.status, 200);
+  EXPECT_NE(html.content_type.find("text/html"), std::string::npos);
+  EXPECT_EQ(Get("/v1/reports/train-serve?label=model=none").status, 404);
+  EXPECT_EQ(Get("/v1/reports/train-serve?label=model=gemma&format=pdf").status, 400);
 }
 
 TEST_F(DaemonTest, ConcurrentSubmissionsAndCancel) {

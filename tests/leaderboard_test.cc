@@ -62,12 +62,12 @@ TEST(Leaderboard, RanksFinishedRunsAndRendersEveryFormat) {
 
   auto csv = RenderLeaderboard(b, "csv");
   ASSERT_TRUE(csv.ok());
-  EXPECT_NE(csv->find("rank,checkpoint"), std::string::npos);
+  EXPECT_NE(csv->find("rank,tier,checkpoint"), std::string::npos);
   EXPECT_NE(csv->find("\"gpu-trained, \"\"v2\"\"\""), std::string::npos) << *csv;
   EXPECT_NE(csv->find("0.630000,0.580000,0.680000"), std::string::npos) << *csv;
   auto md = RenderLeaderboard(b, "markdown");
   ASSERT_TRUE(md.ok());
-  EXPECT_NE(md->find("| 1 | gpu-trained, \"v2\" |"), std::string::npos) << *md;
+  EXPECT_NE(md->find("| 1 | 1 | gpu-trained, \"v2\" |"), std::string::npos) << *md;
   auto json = RenderLeaderboard(b, "json");
   ASSERT_TRUE(json.ok());
   EXPECT_NE(json->find("\"run_id\":\"run-2\""), std::string::npos);
@@ -104,12 +104,12 @@ TEST(Leaderboard, HtmlPageWorksInHeadlessChromium) {
   auto html = RenderLeaderboard(Board(), "html");
   ASSERT_TRUE(html.ok());
   ASSERT_TRUE(WriteFileAtomic(page, *html).ok());
-  // Sort by the pass@1 column (index 4), ascending, through the page's own code.
+  // Sort by the pass@1 column (index 5), ascending, through the page's own code.
   std::string cmd = std::string(chromium) +
                     " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
                     "--disable-background-networking --disable-component-update --disable-sync "
                     "--user-data-dir=" +
-                    dir + "/profile --dump-dom 'file://" + page + "#sort=4&dir=asc' 2>/dev/null";
+                    dir + "/profile --dump-dom 'file://" + page + "#sort=5&dir=asc' 2>/dev/null";
   FILE* p = ::popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string dom;
@@ -120,7 +120,7 @@ TEST(Leaderboard, HtmlPageWorksInHeadlessChromium) {
   std::filesystem::remove_all(dir);
   ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";
   // The script ran: the table is marked sorted and rows are in ascending pass@1 order.
-  EXPECT_NE(dom.find("data-sorted=\"4:asc\""), std::string::npos) << dom.substr(0, 2000);
+  EXPECT_NE(dom.find("data-sorted=\"5:asc\""), std::string::npos) << dom.substr(0, 2000);
   size_t r1 = dom.find("data-run=\"run-1\""), r3 = dom.find("data-run=\"run-3\""),
          r2 = dom.find("data-run=\"run-2\"");
   ASSERT_NE(r1, std::string::npos);

@@ -24,16 +24,21 @@ void PrintComparison(const v1::Comparison& c, std::ostream& out) {
     out << fmt::format(" ({} only in A, {} only in B, left out)", c.only_in_a_size(),
                        c.only_in_b_size());
   out << "\n\n";
-  out << fmt::format("{:<8} {:>8} {:>8} {:>9} {:>22} {:>5} {:>5} {:>5} {:>10} {:>10}\n", "metric",
-                     "A", "B", "delta", "95% CI (paired)", "B>A", "B<A", "tie", "sign p", "perm p");
+  out << fmt::format("{:<8} {:>8} {:>8} {:>9} {:>22} {:>5} {:>5} {:>5} {:>10} {:>10} {:>8} {:>8}\n",
+                     "metric", "A", "B", "delta", "95% CI (paired)", "B>A", "B<A", "tie", "sign p",
+                     "perm p", "MDE80", "MDE80set");
   for (const auto& k : c.ks()) {
     out << fmt::format(
-        "pass@{:<3} {:>8.4f} {:>8.4f} {:>+9.4f} {:>22} {:>5} {:>5} {:>5} {:>10.4g} {:>10}\n", k.k(),
-        k.a(), k.b(), k.delta(),
+        "pass@{:<3} {:>8.4f} {:>8.4f} {:>+9.4f} {:>22} {:>5} {:>5} {:>5} {:>10.4g} {:>10} {:>8} "
+        "{:>8}\n",
+        k.k(), k.a(), k.b(), k.delta(),
         fmt::format("[{:+.4f}, {:+.4f}]", k.delta_ci95().low(), k.delta_ci95().high()), k.better(),
         k.worse(), k.ties(), k.sign_test_p(),
-        k.permutation_p() >= 0 ? fmt::format("{:.4g}", k.permutation_p()) : "-");
+        k.permutation_p() >= 0 ? fmt::format("{:.4g}", k.permutation_p()) : "-", FormatMde(k.mde()),
+        FormatMde(k.mde_this_problem_set()));
   }
+  out << "MDE80: the |delta| detected with 80% power over problems like these; MDE80set: with "
+         "the problems held fixed (pass@1)\n";
   auto list = [&](const char* what, const auto& names) {
     if (names.empty()) return;
     out << what << " (" << names.size() << "):";
@@ -48,20 +53,6 @@ void PrintComparison(const v1::Comparison& c, std::ostream& out) {
     out << "\n";
     PrintServingComparison(c.a_serving(), c.b_serving(), out);
   }
-}
-
-// A report from a JSON file, or (with a store) the report of a daemon run with that id.
-StatusOr<v1::EvalReport> LoadReport(const std::string& what, const std::string& data_dir) {
-  if (IsRegularFile(what) || data_dir.empty()) return ReadReportJson(what);
-  auto store = Store::Open(data_dir);
-  if (!store.ok()) return store.status().Annotate("opening " + data_dir + " to read run " + what);
-  RunManager runs(store->get(), {});
-  auto run = runs.GetRun(what);
-  if (!run.ok()) return run.status();
-  if (run->state() != v1::SUCCEEDED)
-    return Status::InvalidArgument("run " + what + " has not succeeded (" +
-                                   v1::RunState_Name(run->state()) + ")");
-  return runs.Report(what);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "datasets/dataset.h"
+#include "datasets/problem_category.h"
 #include "datasets/prompt_builder.h"
 #include "evald/cli/report_io.h"
 #include "evald/eval/report_printer.h"
@@ -162,6 +163,16 @@ int RunPrompts(const PromptFlags& f) {
   return 0;
 }
 
+// TSV: problem, category (datasets/problem_category.h has the rules).
+int RunCategories(const std::string& dataset, const std::string& task_name) {
+  auto task = ParseTask(task_name);
+  if (!task.ok()) return Fail(task.status());
+  auto ds = Dataset::Load(dataset, *task);
+  if (!ds.ok()) return Fail(ds.status());
+  for (const auto& p : ds->problems()) std::cout << p.name << "\t" << ProblemCategory(p) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 void RegisterEvalCommand(CLI::App& app, std::function<int()>* run) {
@@ -207,6 +218,13 @@ void RegisterDatasetCommands(CLI::App& app, std::function<int()>* run) {
                     "put the system message in front of the prompt (models without a system role)");
   prompts->add_option("--problem", p->problem, "only this problem");
   prompts->callback([=] { *run = [=] { return RunPrompts(*p); }; });
+
+  auto c = std::make_shared<std::pair<std::string, std::string>>("", "spec-to-rtl");
+  auto* cats = dataset->add_subcommand(
+      "categories", "each problem's design category (fsm, sequential, arithmetic, combinational)");
+  cats->add_option("--dataset", c->first, "verilog-eval checkout or dataset_* folder")->required();
+  cats->add_option("--task", c->second, "spec-to-rtl | code-complete-iccad2023");
+  cats->callback([=] { *run = [=] { return RunCategories(c->first, c->second); }; });
 }
 
 }  // namespace evald

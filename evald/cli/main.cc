@@ -6,6 +6,9 @@
 //   evald run              sample a checkpoint (GGUF, endpoint, recorded), grade, score
 //                          (run_command)
 //   evald compare, gate    two reports problem by problem; the CI gate (compare_and_gate)
+//   evald plan             samples needed for a difference; the smallest detectable one
+//                          (plan_command)
+//   evald report train-serve  one checkpoint served several ways, side by side (report_command)
 //   evald serve, export    the daemon; a leaderboard from a store (serve_command)
 //   evald generate, quantize, bench decode, make-model
 //                          the decoding core on local GGUF files (model_commands)
@@ -18,6 +21,8 @@
 #include "evald/cli/compare_and_gate.h"
 #include "evald/cli/eval_commands.h"
 #include "evald/cli/model_commands.h"
+#include "evald/cli/plan_command.h"
+#include "evald/cli/report_command.h"
 #include "evald/cli/run_command.h"
 #include "evald/cli/serve_command.h"
 
@@ -37,6 +42,8 @@ int main(int argc, char** argv) {
   RegisterDatasetCommands(app, &run);
   RegisterCompareCommand(app, &run);
   RegisterGateCommand(app, &run);
+  RegisterPlanCommand(app, &run);
+  RegisterReportCommand(app, &run);
   RegisterServeCommand(app, &run);
   RegisterRunCommand(app, &run);
   RegisterExportCommand(app, &run);

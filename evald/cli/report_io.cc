@@ -1,5 +1,9 @@
 #include "evald/cli/report_io.h"
 
+#include "base/file_io.h"
+#include "evald/server/run_manager.h"
+#include "evald/store/store.h"
+
 #include <google/protobuf/util/json_util.h>
 
 #include "base/file_io.h"
@@ -37,6 +41,20 @@ StatusOr<v1::EvalReport> ReadReportJson(const std::string& path) {
   if (report.problems_size() == 0 && report.samples_size() == 0)
     return Status::InvalidArgument(path + " holds no results");
   return report;
+}
+
+// A report from a JSON file, or (with a store) the report of a daemon run with that id.
+StatusOr<v1::EvalReport> LoadReport(const std::string& what, const std::string& data_dir) {
+  if (IsRegularFile(what) || data_dir.empty()) return ReadReportJson(what);
+  auto store = Store::Open(data_dir);
+  if (!store.ok()) return store.status().Annotate("opening " + data_dir + " to read run " + what);
+  RunManager runs(store->get(), {});
+  auto run = runs.GetRun(what);
+  if (!run.ok()) return run.status();
+  if (run->state() != v1::SUCCEEDED)
+    return Status::InvalidArgument("run " + what + " has not succeeded (" +
+                                   v1::RunState_Name(run->state()) + ")");
+  return runs.Report(what);
 }
 
 }  // namespace evald

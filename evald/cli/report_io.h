@@ -1,4 +1,4 @@
-// Reading reports back for the commands that work on them (compare, gate).
+// Reading reports back for the commands that work on them (compare, gate, plan).
 #pragma once
 
 #include <string>
@@ -14,5 +14,8 @@ StatusOr<std::vector<int>> ParseKList(const std::string& text);
 
 // Reads an `evald eval --json` report.
 StatusOr<v1::EvalReport> ReadReportJson(const std::string& path);
+
+// A report from a JSON file, or (with a store) the report of a finished daemon run with that id.
+StatusOr<v1::EvalReport> LoadReport(const std::string& what, const std::string& data_dir);
 
 }  // namespace evald

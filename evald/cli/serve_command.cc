@@ -178,6 +178,7 @@ void RegisterExportCommand(CLI::App& app, std::function<int()>* run) {
       for (auto& ck : *listed_cks) cks[ck.id()] = ck;
       RunFilter filter;
       filter.dataset = f->dataset;
+      filter.with_problems = true;  // tiers compare runs problem by problem
       auto listed_runs = runs.ListRuns(filter);
       if (!listed_runs.ok()) return Fail(listed_runs.status());
       auto text = RenderLeaderboard(BuildLeaderboard(*listed_runs, cks), f->format);

@@ -93,6 +93,13 @@ GateResult EvaluateGate(const v1::EvalReport& report, const GateOptions& options
       c.message = fmt::format(
           "delta {:+.4f} (95% CI {:+.4f} to {:+.4f}), p = {:.4g}, {} better / {} worse", kc.delta(),
           kc.delta_ci95().low(), kc.delta_ci95().high(), p, kc.better(), kc.worse());
+      // A passed check is "no significant regression", never "no regression": say what this
+      // evaluation could have seen.
+      if (!regressed)
+        c.message += fmt::format(
+            "; not significant - minimum detectable effect at 80% power {} over problems like "
+            "these, {} on this problem set",
+            FormatMde(kc.mde()), FormatMde(kc.mde_this_problem_set()));
       if (r.comparison->lost_size() > 0) {
         c.message += "; lost:";
         for (const auto& name : r.comparison->lost()) c.message += " " + name;

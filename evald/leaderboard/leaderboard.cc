@@ -8,6 +8,7 @@
 
 #include "base/text_escape.h"
 #include "evald/eval/report_printer.h"
+#include "evald/leaderboard/tiers.h"
 
 namespace evald {
 
@@ -82,8 +83,8 @@ std::string HtmlRows(const v1::Leaderboard& board) {
   for (const auto& r : board.rows()) {
     rows += fmt::format(
         "<tr data-run=\"{}\"><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>"
-        "<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>",
-        XmlEscape(r.run_id()), r.rank(), r.rank(), XmlEscape(r.checkpoint()),
+        "<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>",
+        XmlEscape(r.run_id()), r.rank(), r.rank(), r.tier(), r.tier(), XmlEscape(r.checkpoint()),
         XmlEscape(r.checkpoint()), XmlEscape(r.trained_on() + " " + r.hardware()),
         XmlEscape(r.trained_on() + " " + r.hardware()), XmlEscape(r.dataset() + "/" + r.task()),
         XmlEscape(r.dataset() + " / " + r.task()));
@@ -101,9 +102,9 @@ std::string HtmlRows(const v1::Leaderboard& board) {
 
 std::string HtmlHead(const v1::Leaderboard& board) {
   std::string head =
-      "<th data-col=\"0\">rank</th><th data-col=\"1\">checkpoint</th>"
-      "<th data-col=\"2\">trained / served on</th><th data-col=\"3\">dataset</th>";
-  int col = 4;
+      "<th data-col=\"0\">rank</th><th data-col=\"1\">tier</th><th data-col=\"2\">checkpoint</th>"
+      "<th data-col=\"3\">trained / served on</th><th data-col=\"4\">dataset</th>";
+  int col = 5;
   for (int k : board.k())
     head += fmt::format("<th data-col=\"{}\" data-key=\"pass{}\">pass@{}</th>", col++, k, k);
   head += fmt::format("<th data-col=\"{}\">samples</th><th data-col=\"{}\">run</th>", col, col + 1);
@@ -150,6 +151,44 @@ std::string CategorySvg(const v1::Leaderboard& board) {
   return svg;
 }
 
+// Every pair of runs on pass@1: row minus column, its interval and Holm-adjusted p; significant
+// cells marked.
+std::string PairMatrixHtml(const v1::Leaderboard& board) {
+  if (board.pairs_size() == 0) return "<p>(fewer than two runs: no pairs)</p>";
+  std::map<std::pair<std::string, std::string>, const v1::PairwiseComparison*> pairs;
+  for (const auto& p : board.pairs()) pairs[{p.run_a(), p.run_b()}] = &p;
+  std::string out = "<table id=\"pairs\"><thead><tr><th>B \\ A</th>";
+  for (const auto& r : board.rows()) out += "<th>" + XmlEscape(r.checkpoint()) + "</th>";
+  out += "</tr></thead><tbody>\n";
+  for (const auto& b : board.rows()) {
+    out += "<tr><th>" + XmlEscape(b.checkpoint()) + "</th>";
+    for (const auto& a : board.rows()) {
+      const v1::PairwiseComparison* p = nullptr;
+      double sign = 1;
+      if (auto it = pairs.find({a.run_id(), b.run_id()}); it != pairs.end()) p = it->second;
+      if (auto it = pairs.find({b.run_id(), a.run_id()}); !p && it != pairs.end()) {
+        p = it->second;
+        sign = -1;  // stored as b - a the other way round
+      }
+      if (!p || p->p() < 0) {
+        out += "<td>-</td>";
+        continue;
+      }
+      const double lo = sign > 0 ? p->delta_ci95().low() : -p->delta_ci95().high();
+      const double hi = sign > 0 ? p->delta_ci95().high() : -p->delta_ci95().low();
+      out += fmt::format(
+          "<td class=\"{}\" data-a=\"{}\" data-b=\"{}\" data-delta=\"{:.6f}\" "
+          "data-p-holm=\"{:.6g}\">{:+.4f}<br><small>[{:+.4f}, {:+.4f}] p<sub>Holm</sub> "
+          "{:.3g}</small></td>",
+          p->significant() ? "sig" : "ns", XmlEscape(a.run_id()), XmlEscape(b.run_id()),
+          sign * p->delta(), p->p_holm(), sign * p->delta(), lo, hi, p->p_holm());
+    }
+    out += "</tr>\n";
+  }
+  return out + "</tbody></table>\n<p><small>" + XmlEscape(board.tier_method()) +
+         fmt::format("; alpha {}.</small></p>", board.alpha());
+}
+
 // The page: table, chart and a small sorting script, all inline (nothing fetched).
 std::string RenderHtml(const v1::Leaderboard& board) {
   return fmt::format(R"(<!DOCTYPE html>
@@ -162,12 +201,15 @@ th, td {{ border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: left; ve
 th {{ cursor: pointer; user-select: none; background: #f5f5f5; }}
 th.asc::after {{ content: " \25B2"; }} th.desc::after {{ content: " \25BC"; }}
 small {{ color: #757575; }}
+td.sig {{ background: #e8f5e9; }}
 </style></head><body>
 <h1>evald leaderboard</h1>
 <p>pass@k is the unbiased estimator of Chen et al. (2021), averaged over problems; the small
 figures are 95% bootstrap confidence intervals over problems. Click a column to sort.</p>
 <table id="board"><thead><tr>{}</tr></thead><tbody>
 {}</tbody></table>
+<h2>Pairwise comparisons (pass@1, row minus column)</h2>
+{}
 <h2>Verdict categories</h2>
 {}
 <script>
@@ -199,14 +241,14 @@ figures are 95% bootstrap confidence intervals over problems. Click a column to 
 </script>
 </body></html>
 )",
-                     HtmlHead(board), HtmlRows(board), CategorySvg(board));
+                     HtmlHead(board), HtmlRows(board), PairMatrixHtml(board), CategorySvg(board));
 }
 
 }  // namespace
 
 v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
                                  const std::map<std::string, v1::Checkpoint>& checkpoints,
-                                 int rank_k) {
+                                 int rank_k, double alpha) {
   v1::Leaderboard board;
   std::set<int> ks;
   for (const auto& run : runs) {
@@ -240,6 +282,9 @@ v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
                    });
   for (int i = 0; i < board.rows_size(); ++i) board.mutable_rows(i)->set_rank(i + 1);
   for (int k : ks) board.add_k(k);
+  std::map<std::string, const v1::Run*> by_id;
+  for (const auto& run : runs) by_id[run.id()] = &run;
+  AssignTiers(by_id, alpha, &board);
   return board;
 }
 
@@ -247,13 +292,15 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
   std::vector<int> ks(board.k().begin(), board.k().end());
   if (format == "json") return ToJson(board, /*pretty=*/false);
   if (format == "csv") {
-    std::string out = "rank,checkpoint,trained_on,hardware,dataset,task,simulator,problems,samples";
+    std::string out =
+        "rank,tier,checkpoint,trained_on,hardware,dataset,task,simulator,problems,samples";
     for (int k : ks) out += fmt::format(",pass@{},pass@{}_ci95_low,pass@{}_ci95_high", k, k, k);
     out += ",run_id\n";
     for (const auto& r : board.rows()) {
-      out += fmt::format("{},{},{},{},{},{},{},{},{}", r.rank(), CsvField(r.checkpoint()),
-                         CsvField(r.trained_on()), CsvField(r.hardware()), CsvField(r.dataset()),
-                         CsvField(r.task()), CsvField(r.simulator()), r.problems(), r.samples());
+      out +=
+          fmt::format("{},{},{},{},{},{},{},{},{},{}", r.rank(), r.tier(), CsvField(r.checkpoint()),
+                      CsvField(r.trained_on()), CsvField(r.hardware()), CsvField(r.dataset()),
+                      CsvField(r.task()), CsvField(r.simulator()), r.problems(), r.samples());
       for (int k : ks) {
         auto key = std::to_string(k);
         auto v = r.pass_at().find(key);
@@ -268,13 +315,14 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
     return out;
   }
   if (format == "markdown" || format == "md") {
-    std::string out = "| rank | checkpoint | trained / served on | dataset |";
+    std::string out = "| rank | tier | checkpoint | trained / served on | dataset |";
     for (int k : ks) out += fmt::format(" pass@{} (95% CI) |", k);
-    out += " samples | run |\n|---|---|---|---|";
+    out += " samples | run |\n|---|---|---|---|---|";
     for (size_t i = 0; i < ks.size(); ++i) out += "---|";
     out += "---|---|\n";
     for (const auto& r : board.rows()) {
-      out += fmt::format("| {} | {} | {} | {} |", r.rank(), MarkdownEscape(r.checkpoint()),
+      out += fmt::format("| {} | {} | {} | {} | {} |", r.rank(), r.tier(),
+                         MarkdownEscape(r.checkpoint()),
                          MarkdownEscape(r.trained_on() + " " + r.hardware()),
                          MarkdownEscape(r.dataset() + " / " + r.task()));
       for (int k : ks) {
@@ -283,6 +331,9 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
       }
       out += fmt::format(" {} | {} |\n", r.samples(), MarkdownEscape(r.run_id()));
     }
+    if (board.pairs_size() > 0)
+      out += fmt::format("\nTiers: {} (alpha {}).\n", MarkdownEscape(board.tier_method()),
+                         board.alpha());
     return out;
   }
   if (format == "html") return RenderHtml(board);

@@ -12,10 +12,12 @@
 
 namespace evald {
 
-// Rows for the SUCCEEDED runs, ranked by pass@rank_k (descending).
+// Rows for the SUCCEEDED runs, ranked by pass@rank_k (descending), grouped into tiers of runs
+// not significantly different (tiers.h; needs the runs' per-problem results), with every pair's
+// comparison.
 v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
                                  const std::map<std::string, v1::Checkpoint>& checkpoints,
-                                 int rank_k = 1);
+                                 int rank_k = 1, double alpha = 0.05);
 
 // format: csv | json | markdown (md) | html
 StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::string_view format);

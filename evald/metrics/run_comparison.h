@@ -21,6 +21,9 @@ struct CompareOptions {
 v1::Comparison CompareReports(const v1::EvalReport& a, const v1::EvalReport& b,
                               const CompareOptions& options);
 
+// "0.0412", or "n/a" for a negative (not computed) MDE.
+std::string FormatMde(double mde);
+
 // The p-value a comparison's verdict on pass@k rests on: the exact permutation test where it was
 // computed, else the sign test. -1 when k was not compared.
 double DecisiveP(const v1::Comparison& comparison, int k);

@@ -13,9 +13,12 @@
 #include "base/py_text.h"
 #include "evald/eval/report_printer.h"
 #include "evald/leaderboard/leaderboard.h"
+#include "evald/metrics/power_plan.h"
 #include "evald/metrics/run_comparison.h"
 #include "evald/proto/api.pb.h"
+#include "evald/report/train_serve.h"
 #include "evald/server/prometheus_text.h"
+#include "evald/server/train_serve_runs.h"
 
 namespace evald {
 
@@ -153,6 +156,8 @@ const std::vector<Api::Route>& Api::RouteTable() {
       {V::post, "/v1/runs/{id}/resume", "submit", &Api::ResumeRun},
       {V::get, "/v1/compare", "read", &Api::Compare},
       {V::get, "/v1/leaderboard", "read", &Api::Leaderboard},
+      {V::post, "/v1/plan", "read", &Api::Plan},
+      {V::get, "/v1/reports/train-serve", "read", &Api::TrainServe},
   };
   return routes;
 }
@@ -357,10 +362,63 @@ HttpResponse Api::Compare(Call& c) {
   return Ok(c.req, CompareReports(*a, *b, opts));
 }
 
+// A power plan: from finished runs' reports, or hypothetical. Read scope: it stores nothing.
+HttpResponse Api::Plan(Call& c) {
+  v1::PlanRequest body;
+  if (Status st = ParseBody(c.req, &body); !st.ok()) return Fail(c.req, st);
+  PlanInputs in;
+  v1::EvalReport a, b;
+  if (!body.run_a().empty()) {
+    auto r = runs_->Report(body.run_a());
+    if (!r.ok()) return Fail(c.req, r.status());
+    a = std::move(*r);
+    in.a = &a;
+  }
+  if (!body.run_b().empty()) {
+    if (!in.a) return Fail(c.req, Status::InvalidArgument("run_b needs run_a"));
+    auto r = runs_->Report(body.run_b());
+    if (!r.ok()) return Fail(c.req, r.status());
+    b = std::move(*r);
+    in.b = &b;
+  }
+  in.pass_at_1 = body.pass_at_1() > 0 ? body.pass_at_1() : -1;
+  in.problems = body.problems();
+  in.delta = body.delta();
+  if (body.alpha() > 0) in.alpha = body.alpha();
+  if (body.power() > 0) in.power = body.power();
+  if (body.has_tau()) in.tau = body.tau();
+  in.n = body.n();
+  // Simulations cost CPU on the daemon: at most 5000 per check here.
+  in.simulations = body.simulations() > 0 ? std::min(body.simulations(), 5000) : 2000;
+  return OkOrFail(c.req, MakePowerPlan(in));
+}
+
+// ?label=KEY=VALUE (the runs of one checkpoint)&baseline=RUN&format=html|markdown|json
+HttpResponse Api::TrainServe(Call& c) {
+  const std::string format = c.query.count("format") ? c.query["format"] : "json";
+  if (format != "json" && format != "html" && format != "markdown" && format != "md")
+    return Fail(c.req, Status::InvalidArgument("format must be json, markdown or html"));
+  RunFilter filter = FilterFromQuery(c.query);
+  const std::string title =
+      "train vs serve" + (c.query["label"].empty() ? "" : ": " + c.query["label"]);
+  auto report = TrainServeFromStore(*runs_, filter, c.query["baseline"], title);
+  if (!report.ok()) return Fail(c.req, report.status());
+  auto rendered = RenderTrainServeReport(*report, format);
+  if (!rendered.ok()) return Fail(c.req, rendered.status());
+  HttpResponse res{http::status::ok, c.req.version()};
+  res.set(http::field::content_type, format == "html"   ? "text/html; charset=utf-8"
+                                     : format == "json" ? "application/json"
+                                                        : "text/markdown; charset=utf-8");
+  res.body() = std::move(*rendered);
+  return res;
+}
+
 HttpResponse Api::Leaderboard(Call& c) {
   const std::string format = c.query.count("format") ? c.query["format"] : "json";
   auto listed_cks = runs_->ListCheckpoints();
-  auto listed_runs = runs_->ListRuns(FilterFromQuery(c.query));
+  RunFilter filter = FilterFromQuery(c.query);
+  filter.with_problems = true;
+  auto listed_runs = runs_->ListRuns(filter);
   if (!listed_cks.ok()) return Fail(c.req, listed_cks.status());
   if (!listed_runs.ok()) return Fail(c.req, listed_runs.status());
   std::map<std::string, v1::Checkpoint> cks;

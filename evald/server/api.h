@@ -62,6 +62,8 @@ class Api {
   HttpResponse ResumeRun(Call& c);
   HttpResponse Compare(Call& c);
   HttpResponse Leaderboard(Call& c);
+  HttpResponse Plan(Call& c);
+  HttpResponse TrainServe(Call& c);
 
   RunManager* runs_;
   TokenScopes tokens_;

@@ -41,6 +41,7 @@ struct RunFilter {
   std::string checkpoint_id;
   std::string dataset;
   std::string label_key, label_value;
+  bool with_problems = false;  // keep per-problem results (leaderboard tiers need them)
 };
 
 class RunManager {
@@ -75,6 +76,11 @@ class RunManager {
   Status Cancel(const std::string& id, const std::string& reason);
   // The run's results as an evaluation report (for compare and leaderboards).
   StatusOr<v1::EvalReport> Report(const std::string& run_id) const;
+
+  // A dataset runs may name (loaded once, kept).
+  StatusOr<const Dataset*> FindDataset(const std::string& name, Task task) {
+    return LoadDataset(name, task);
+  }
 
   int QueueDepth() const;
   const RunCounters& counters() const { return counters_; }

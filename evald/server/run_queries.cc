@@ -73,7 +73,7 @@ StatusOr<std::vector<v1::Run>> RunManager::ListRuns(const RunFilter& f) const {
         return true;
     }
     // Listings carry the summary, not the per-problem detail.
-    run.clear_problems();
+    if (!f.with_problems) run.clear_problems();
     run.clear_calibration();
     out.push_back(std::move(run));
     return true;

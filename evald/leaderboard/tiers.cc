@@ -1,0 +1,97 @@
+#include "evald/leaderboard/tiers.h"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "evald/metrics/run_comparison.h"
+
+namespace evald {
+
+namespace {
+
+v1::EvalReport ReportOf(const v1::Run& run) {
+  v1::EvalReport r;
+  for (const auto& p : run.problems()) *r.add_problems() = p;
+  return r;
+}
+
+v1::PairwiseComparison Compare(const v1::Run& a, const v1::Run& b, double alpha) {
+  CompareOptions options;
+  options.ks = {1};
+  options.alpha = alpha;
+  const v1::Comparison c = CompareReports(ReportOf(a), ReportOf(b), options);
+  v1::PairwiseComparison pair;
+  pair.set_run_a(a.id());
+  pair.set_run_b(b.id());
+  pair.set_shared_problems(c.shared_problems());
+  pair.set_p(-1);
+  pair.set_p_holm(-1);
+  if (c.ks_size() == 0) return pair;  // no shared problem: untested
+  pair.set_delta(c.ks(0).delta());
+  *pair.mutable_delta_ci95() = c.ks(0).delta_ci95();
+  pair.set_p(DecisiveP(c, 1));
+  return pair;
+}
+
+}  // namespace
+
+std::vector<double> HolmAdjust(const std::vector<double>& p) {
+  const size_t m = p.size();
+  std::vector<size_t> order(m);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] < p[b]; });
+  std::vector<double> adjusted(m);
+  double running = 0;
+  for (size_t rank = 0; rank < m; ++rank) {
+    running = std::max(running, std::min(1.0, (m - rank) * p[order[rank]]));
+    adjusted[order[rank]] = running;
+  }
+  return adjusted;
+}
+
+void AssignTiers(const std::map<std::string, const v1::Run*>& runs, double alpha,
+                 v1::Leaderboard* board) {
+  board->set_alpha(alpha);
+  board->set_tier_method(
+      "pass@1, every pair paired over its shared problems (exact sign-flip permutation test), "
+      "Holm-adjusted over all tested pairs; a tier is the best remaining run and every remaining "
+      "run not significantly different from it (pairs without shared problems count as not "
+      "different)");
+  const int rows = board->rows_size();
+  std::map<std::pair<int, int>, int> pair_of;  // (row i, row j), i < j -> index in pairs
+  for (int i = 0; i < rows; ++i)
+    for (int j = i + 1; j < rows; ++j) {
+      auto a = runs.find(board->rows(i).run_id()), b = runs.find(board->rows(j).run_id());
+      if (a == runs.end() || b == runs.end()) continue;
+      pair_of[{i, j}] = board->pairs_size();
+      *board->add_pairs() = Compare(*a->second, *b->second, alpha);
+    }
+  std::vector<double> tested;
+  std::vector<int> index;
+  for (int k = 0; k < board->pairs_size(); ++k)
+    if (board->pairs(k).p() >= 0) {
+      tested.push_back(board->pairs(k).p());
+      index.push_back(k);
+    }
+  const std::vector<double> adjusted = HolmAdjust(tested);
+  for (size_t t = 0; t < index.size(); ++t) {
+    v1::PairwiseComparison* pair = board->mutable_pairs(index[t]);
+    pair->set_p_holm(adjusted[t]);
+    pair->set_significant(adjusted[t] < alpha);
+  }
+  auto significant = [&](int i, int j) {
+    auto it = pair_of.find({std::min(i, j), std::max(i, j)});
+    return it != pair_of.end() && board->pairs(it->second).significant();
+  };
+  int tier = 0;
+  for (int leader = 0; leader < rows; ++leader) {
+    if (board->rows(leader).tier() != 0) continue;
+    board->mutable_rows(leader)->set_tier(++tier);
+    for (int j = leader + 1; j < rows; ++j)
+      if (board->rows(j).tier() == 0 && !significant(leader, j))
+        board->mutable_rows(j)->set_tier(tier);
+  }
+}
+
+}  // namespace evald

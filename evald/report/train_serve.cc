@@ -1,0 +1,188 @@
+#include "evald/report/train_serve.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "base/text_escape.h"
+#include "evald/eval/report_printer.h"
+#include "evald/metrics/run_comparison.h"
+
+namespace evald {
+
+namespace {
+
+const char* const kCategoryRules =
+    "fsm: the name says fsm or lemmings, or the reference is clocked with a case over its state; "
+    "sequential: the reference is clocked (posedge/negedge); arithmetic: +, - or * outside bit "
+    "selects; combinational: the rest (datasets/problem_category.h)";
+
+std::vector<v1::CategoryAccuracy> CategoriesOf(const v1::EvalReport& report,
+                                               const std::map<std::string, std::string>& cats) {
+  std::map<std::string, std::pair<int, double>> by;  // category -> (problems, sum pass@1)
+  for (const auto& p : report.problems()) {
+    if (p.n() <= 0) continue;
+    auto it = cats.find(p.problem());
+    auto& slot = by[it == cats.end() ? "other" : it->second];
+    ++slot.first;
+    slot.second += static_cast<double>(p.c()) / p.n();
+  }
+  std::vector<v1::CategoryAccuracy> out;
+  for (const auto& [name, v] : by) {
+    v1::CategoryAccuracy c;
+    c.set_category(name);
+    c.set_problems(v.first);
+    c.set_pass_at_1(v.second / v.first);
+    out.push_back(c);
+  }
+  return out;
+}
+
+void AddDeltas(const v1::EvalReport& base, const v1::EvalReport& r, const std::vector<int>& ks,
+               v1::ServeVariant* v) {
+  CompareOptions o;
+  o.ks = ks;
+  const v1::Comparison c = CompareReports(base, r, o);
+  for (const auto& kc : c.ks()) {
+    const std::string key = std::to_string(kc.k());
+    (*v->mutable_delta())[key] = kc.delta();
+    (*v->mutable_delta_ci95())[key] = kc.delta_ci95();
+    (*v->mutable_delta_p())[key] = DecisiveP(c, kc.k());
+  }
+}
+
+}  // namespace
+
+StatusOr<v1::TrainServeReport> BuildTrainServeReport(
+    const std::vector<ServeRun>& runs, size_t baseline,
+    const std::map<std::string, std::string>& categories, const std::string& title) {
+  if (runs.empty()) return Status::InvalidArgument("no run to report on");
+  if (baseline >= runs.size())
+    return Status::InvalidArgument("the baseline is not one of the runs");
+  v1::TrainServeReport out;
+  out.set_title(title);
+  out.set_baseline(runs[baseline].run);
+  out.set_category_rules(kCategoryRules);
+  std::set<int> kset;
+  for (const auto& r : runs)
+    for (int k : r.report.k()) kset.insert(k);
+  if (kset.empty()) kset = {1, 5};
+  std::vector<int> ks(kset.begin(), kset.end());
+  for (int k : ks) out.add_k(k);
+  std::set<std::string> cats;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const ServeRun& r = runs[i];
+    v1::ServeVariant* v = out.add_variants();
+    v->set_run(r.run);
+    v->set_name(r.name);
+    v->mutable_labels()->insert(r.labels.begin(), r.labels.end());
+    v->set_baseline(i == baseline);
+    v->set_problems(r.report.summary().problems());
+    v->set_samples(r.report.summary().samples());
+    *v->mutable_pass_at() = r.report.summary().pass_at();
+    *v->mutable_ci95() = r.report.summary().ci95();
+    if (i != baseline) AddDeltas(runs[baseline].report, r.report, ks, v);
+    for (auto& c : CategoriesOf(r.report, categories)) {
+      cats.insert(c.category());
+      *v->add_categories() = std::move(c);
+    }
+    if (r.report.has_serving()) *v->mutable_serving() = r.report.serving();
+  }
+  for (const auto& c : cats) out.add_categories(c);
+  return out;
+}
+
+namespace {
+
+std::string Num(double v) {
+  return fmt::format("{:.4f}", v);
+}
+
+double Get(const google::protobuf::Map<std::string, double>& m, int k, double missing = -1) {
+  auto it = m.find(std::to_string(k));
+  return it == m.end() ? missing : it->second;
+}
+
+const v1::CategoryAccuracy* CategoryOf(const v1::ServeVariant& v, const std::string& name) {
+  for (const auto& c : v.categories())
+    if (c.category() == name) return &c;
+  return nullptr;
+}
+
+// The serving figures shown, in order: label, unit, value.
+std::vector<std::tuple<std::string, std::string, double>> ServingFigures(
+    const v1::ServingMetrics& s) {
+  return {{"TTFT median", "ms", s.ttft().median_ms()},
+          {"TTFT p99", "ms", s.ttft().p99_ms()},
+          {"TPOT median", "ms", s.tpot().median_ms()},
+          {"ITL median", "ms", s.itl().median_ms()},
+          {"ITL p99", "ms", s.itl().p99_ms()},
+          {"E2E p99", "ms", s.e2e().p99_ms()},
+          {"output tokens/s", "tok/s", s.output_token_throughput()}};
+}
+
+std::string RenderMarkdown(const v1::TrainServeReport& r) {
+  std::string out = "# " + MarkdownEscape(r.title()) + "\n\n| variant | baseline |";
+  for (int k : r.k()) out += fmt::format(" pass@{} (95% CI) | delta pass@{} (95% CI, p) |", k, k);
+  out += "\n|---|---|";
+  for (int i = 0; i < r.k_size(); ++i) out += "---|---|";
+  out += "\n";
+  for (const auto& v : r.variants()) {
+    out += fmt::format("| {} | {} |", MarkdownEscape(v.name()), v.baseline() ? "yes" : "");
+    for (int k : r.k()) {
+      const std::string key = std::to_string(k);
+      auto ci = v.ci95().find(key);
+      out += Get(v.pass_at(), k) < 0
+                 ? " - |"
+                 : fmt::format(" {} ({}-{}) |", Num(Get(v.pass_at(), k)),
+                               ci == v.ci95().end() ? "" : Num(ci->second.low()),
+                               ci == v.ci95().end() ? "" : Num(ci->second.high()));
+      auto d = v.delta().find(key);
+      out += d == v.delta().end() ? " - |"
+                                  : fmt::format(" {:+.4f} ({:+.4f} to {:+.4f}, p {:.3g}) |",
+                                                d->second, v.delta_ci95().at(key).low(),
+                                                v.delta_ci95().at(key).high(), v.delta_p().at(key));
+    }
+    out += "\n";
+  }
+  out += "\n## pass@1 by category\n\n| variant |";
+  for (const auto& c : r.categories()) out += " " + MarkdownEscape(c) + " |";
+  out += "\n|---|";
+  for (int i = 0; i < r.categories_size(); ++i) out += "---|";
+  out += "\n";
+  for (const auto& v : r.variants()) {
+    out += "| " + MarkdownEscape(v.name()) + " |";
+    for (const auto& c : r.categories()) {
+      const v1::CategoryAccuracy* a = CategoryOf(v, c);
+      out += a ? fmt::format(" {} ({}) |", Num(a->pass_at_1()), a->problems()) : " - |";
+    }
+    out += "\n";
+  }
+  out += "\n## Serving\n\n| variant |";
+  for (const auto& [label, unit, value] : ServingFigures(v1::ServingMetrics()))
+    out += fmt::format(" {} ({}) |", label, unit);
+  out += "\n|---|---|---|---|---|---|---|---|\n";
+  for (const auto& v : r.variants()) {
+    out += "| " + MarkdownEscape(v.name()) + " |";
+    for (const auto& [label, unit, value] : ServingFigures(v.serving()))
+      out += v.has_serving() ? fmt::format(" {:.1f} |", value) : " - |";
+    out += "\n";
+  }
+  return out + "\nCategories: " + MarkdownEscape(r.category_rules()) + "\n";
+}
+
+}  // namespace
+
+std::string RenderTrainServeHtml(const v1::TrainServeReport& report);
+
+StatusOr<std::string> RenderTrainServeReport(const v1::TrainServeReport& report,
+                                             std::string_view format) {
+  if (format == "json") return ToJson(report, /*pretty=*/true);
+  if (format == "markdown" || format == "md") return RenderMarkdown(report);
+  if (format == "html") return RenderTrainServeHtml(report);
+  return Status::InvalidArgument("unknown report format '" + std::string(format) +
+                                 "' (json, markdown, html)");
+}
+
+}  // namespace evald

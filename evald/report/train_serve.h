@@ -1,0 +1,35 @@
+// The train-vs-serve report: runs of one checkpoint served different ways, side by side -
+// pass@1 / pass@5 with intervals and paired deltas against a chosen baseline, per-category
+// accuracy, serving metrics (TTFT, TPOT, ITL, P99, throughput) - as JSON (the proto), Markdown,
+// and one self-contained HTML page whose plots are inline SVG (nothing fetched, no script).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "evald/proto/compare.pb.h"
+#include "evald/proto/eval.pb.h"
+
+namespace evald {
+
+struct ServeRun {
+  std::string run;   // id or file
+  std::string name;  // what the report calls it
+  std::map<std::string, std::string> labels;
+  v1::EvalReport report;  // problems (n, c, pass@k), summary, serving
+};
+
+// `categories`: problem name -> category (problems without one count as "other").
+// `baseline`: index into runs. Fails on no run or a bad index.
+StatusOr<v1::TrainServeReport> BuildTrainServeReport(
+    const std::vector<ServeRun>& runs, size_t baseline,
+    const std::map<std::string, std::string>& categories, const std::string& title);
+
+// format: json | markdown (md) | html
+StatusOr<std::string> RenderTrainServeReport(const v1::TrainServeReport& report,
+                                             std::string_view format);
+
+}  // namespace evald

@@ -1,0 +1,20 @@
+// The train-vs-serve report over a store's runs: the finished runs a filter selects (a label such
+// as model=gemma-31b), named by checkpoint, run name or labels, with the categories of their
+// dataset's problems. Used by GET /v1/reports/train-serve and `evald report train-serve --data`.
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+#include "evald/proto/compare.pb.h"
+#include "evald/server/run_manager.h"
+
+namespace evald {
+
+// `baseline`: a run id among the selected ones ("" = the first by creation). `datasets`: the
+// dataset paths the runs may name (the daemon's own; "builtin" is always known).
+StatusOr<v1::TrainServeReport> TrainServeFromStore(RunManager& runs, const RunFilter& filter,
+                                                   const std::string& baseline,
+                                                   const std::string& title);
+
+}  // namespace evald

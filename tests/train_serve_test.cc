@@ -1,0 +1,173 @@
+// The train-vs-serve report: built from runs of one checkpoint served several ways, rendered as
+// JSON, Markdown and HTML; the HTML page rendered by headless Chromium with no console error,
+// and every number on it (data-variant / data-metric cells) equal to the JSON report's.
+// Checked by eye once (chromium --screenshot of this test's page, 2026-12-01): three coloured
+// variants, pass@1 and pass@5 dot-and-whisker plots on 0..1, category bars, serving bars.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <regex>
+
+#include "base/file_io.h"
+#include "base/hash.h"
+#include "datasets/dataset.h"
+#include "datasets/problem_category.h"
+#include "evald/eval/report_printer.h"
+#include "evald/report/train_serve.h"
+#include "evald/runs/scoring.h"
+#include "test_support.h"
+
+namespace evald {
+namespace {
+
+// A run over the built-in problems: problem i passes c_of(i) of 10 samples.
+ServeRun Variant(const Dataset& ds, const std::string& name, int shift, double ttft_ms) {
+  ServeRun r;
+  r.run = "run-" + name;
+  r.name = name;
+  r.report.add_k(1);
+  r.report.add_k(5);
+  int i = 0;
+  for (const auto& p : ds.problems()) {
+    const int c = (i * 3 + shift) % 11;
+    for (int s = 0; s < 10; ++s) {
+      auto* sample = r.report.add_samples();
+      sample->set_problem(p.name);
+      sample->set_index(s);
+      sample->set_passed(s < c);
+      sample->set_verdict(s < c ? "." : "R");
+    }
+    ++i;
+  }
+  ComputeMetrics({1, 5}, &r.report);
+  auto* m = r.report.mutable_serving();
+  m->set_backend(name.find("core") != std::string::npos ? "core" : "remote");
+  m->set_hardware(name);
+  m->mutable_ttft()->set_median_ms(ttft_ms);
+  m->mutable_ttft()->set_p99_ms(ttft_ms * 2.5);
+  m->mutable_tpot()->set_median_ms(ttft_ms / 20);
+  m->mutable_itl()->set_median_ms(ttft_ms / 21);
+  m->mutable_itl()->set_p99_ms(ttft_ms / 7);
+  m->mutable_e2e()->set_p99_ms(ttft_ms * 30);
+  m->set_output_token_throughput(10000 / ttft_ms);
+  return r;
+}
+
+class TrainServeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto ds = Dataset::Load(testing::BuiltinDataset(), Task::kSpecToRtl);
+    ASSERT_TRUE(ds.ok());
+    for (const auto& p : ds->problems()) categories_[p.name] = std::string(ProblemCategory(p));
+    runs_ = {Variant(*ds, "bf16-gpu-vllm", 0, 40), Variant(*ds, "bf16-tpu-vllm", 1, 55),
+             Variant(*ds, "q4_0-evald-core", 3, 120)};
+    auto r = BuildTrainServeReport(runs_, 0, categories_, "gemma train vs serve");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    report_ = *r;
+  }
+  std::map<std::string, std::string> categories_;
+  std::vector<ServeRun> runs_;
+  v1::TrainServeReport report_;
+};
+
+TEST_F(TrainServeTest, DeltasAgainstTheBaselineCategoriesAndServing) {
+  ASSERT_EQ(report_.variants_size(), 3);
+  EXPECT_TRUE(report_.variants(0).baseline());
+  EXPECT_TRUE(report_.variants(0).delta().empty());
+  EXPECT_EQ(report_.variants(1).delta().count("1"), 1u);
+  EXPECT_NEAR(report_.variants(1).delta().at("1"),
+              report_.variants(1).pass_at().at("1") - report_.variants(0).pass_at().at("1"), 1e-9);
+  EXPECT_GE(report_.categories_size(), 2);  // the built-in set has several kinds of design
+  EXPECT_TRUE(report_.variants(2).has_serving());
+  auto md = RenderTrainServeReport(report_, "markdown");
+  ASSERT_TRUE(md.ok());
+  EXPECT_NE(md->find("evald-core"), std::string::npos) << *md;
+  EXPECT_FALSE(RenderTrainServeReport(report_, "pdf").ok());
+  EXPECT_FALSE(BuildTrainServeReport(runs_, 7, categories_, "x").ok());
+}
+
+// The value the JSON report holds for a page cell's (variant, metric).
+double JsonValue(const v1::ServeVariant& v, const std::string& metric) {
+  auto k_of = [&](size_t at) { return metric.substr(at); };
+  if (metric.rfind("pass@", 0) == 0) return v.pass_at().at(k_of(5));
+  if (metric.rfind("delta@", 0) == 0) return v.delta().at(k_of(6));
+  if (metric.rfind("p@", 0) == 0) return v.delta_p().at(k_of(2));
+  if (metric.rfind("category:", 0) == 0) {
+    for (const auto& c : v.categories())
+      if (c.category() == metric.substr(9)) return c.pass_at_1();
+    return NAN;
+  }
+  const auto& s = v.serving();
+  const std::map<std::string, double> serving = {{"TTFT median (ms)", s.ttft().median_ms()},
+                                                 {"TTFT p99 (ms)", s.ttft().p99_ms()},
+                                                 {"TPOT median (ms)", s.tpot().median_ms()},
+                                                 {"ITL median (ms)", s.itl().median_ms()},
+                                                 {"ITL p99 (ms)", s.itl().p99_ms()},
+                                                 {"E2E p99 (ms)", s.e2e().p99_ms()},
+                                                 {"output tokens/s", s.output_token_throughput()}};
+  auto it = serving.find(metric);
+  return it == serving.end() ? NAN : it->second;
+}
+
+TEST_F(TrainServeTest, PageRendersInHeadlessChromiumWithTheJsonsNumbers) {
+  const char* chromium = "/usr/bin/chromium";
+  if (!IsRegularFile(chromium))
+    GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
+  auto html = RenderTrainServeReport(report_, "html");
+  ASSERT_TRUE(html.ok());
+  EXPECT_EQ(html->find("<script"), std::string::npos);  // nothing runs, nothing is fetched
+  EXPECT_EQ(html->find("http://"), html->find("http://www.w3.org/2000/svg"));
+  std::string dir = "/tmp/evald-ts-" + RandomHex(6);
+  std::filesystem::create_directories(dir);
+  const std::string page = dir + "/report.html", log = dir + "/chromium.log";
+  ASSERT_TRUE(WriteFileAtomic(page, *html).ok());
+  const std::string cmd = std::string(chromium) +
+                          " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+                          "--disable-background-networking --disable-component-update "
+                          "--disable-sync --enable-logging=stderr --v=0 --user-data-dir=" +
+                          dir + "/profile --dump-dom 'file://" + page + "' 2>" + log;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string dom;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) dom.append(buf, n);
+  ::pclose(p);
+  auto messages = ReadFileBounded(log, 1 << 24);
+  std::filesystem::remove_all(dir);
+  ASSERT_FALSE(dom.empty()) << "chromium printed no DOM";
+  ASSERT_TRUE(messages.ok());
+  EXPECT_EQ(messages->find("CONSOLE"), std::string::npos) << *messages;
+  EXPECT_EQ(messages->find("Uncaught"), std::string::npos) << *messages;
+  // Every number cell, as the browser parsed it, against the JSON report.
+  std::regex cell(
+      "<td data-variant=\"(\\d+)\" data-metric=\"([^\"]+)\" data-v=\"([-0-9.e+]+)\">([^<]*)</td>");
+  int cells = 0;
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), cell); it != std::sregex_iterator();
+       ++it) {
+    const int variant = std::stoi((*it)[1]);
+    std::string metric = (*it)[2];
+    for (size_t at; (at = metric.find("&amp;")) != std::string::npos;) metric.replace(at, 5, "&");
+    ASSERT_LT(variant, report_.variants_size());
+    const double expected = JsonValue(report_.variants(variant), metric);
+    ASSERT_FALSE(std::isnan(expected)) << metric;
+    EXPECT_NEAR(std::stod((*it)[3]), expected, 5e-7) << metric;
+    const double shown = std::stod((*it)[4]);
+    EXPECT_NEAR(shown, expected, 0.5 * std::pow(10, -(metric.rfind("pass@", 0) == 0 ? 4 : 1)))
+        << metric << " shown as " << (*it)[4];
+    ++cells;
+  }
+  // 3 variants x (2 pass@k) + 2 x (2 deltas + 2 p) + categories + 7 serving figures each.
+  EXPECT_GE(cells, 3 * 2 + 2 * 4 + 3 * report_.categories_size() + 3 * 7);
+  size_t plots = 0;
+  for (size_t at = dom.find("class=\"plot\""); at != std::string::npos;
+       at = dom.find("class=\"plot\"", at + 1))
+    ++plots;
+  EXPECT_EQ(plots, 4u);  // pass@1, pass@5, categories, serving
+}
+
+}  // namespace
+}  // namespace evald
