@@ -157,6 +157,7 @@ TEST(Tiers, HolmAndGroupingByDistinguishability) {
   EXPECT_EQ(board.rows(1).tier(), 1);  // 0.0175 apart on 40 problems: not distinguishable
   EXPECT_EQ(board.rows(2).tier(), 2);
   EXPECT_EQ(board.pairs_size(), 3);
+  for (const auto& pair : board.pairs()) EXPECT_GT(pair.mde(), 0);
   for (const char* format : {"csv", "markdown", "html"}) {
     auto text = RenderLeaderboard(board, format);
     ASSERT_TRUE(text.ok());

@@ -100,6 +100,44 @@ INSTANTIATE_TEST_SUITE_P(Tasks, BenchmarkData,
                            return info.param == Task::kSpecToRtl ? "SpecToRtl" : "CodeComplete";
                          });
 
+// --simulator auto: Icarus where the reference passes there, else Verilator where it does.
+TEST_P(BenchmarkData, AutoSimulatorGradesEveryProblemAnySimulatorCan) {
+  auto ds = Dataset::Load(testing::SharedVerilogEval(), GetParam());
+  ASSERT_TRUE(ds.ok());
+  EvalOptions opts;
+  opts.jobs = 2;
+  opts.auto_simulator = true;
+  auto report = CheckDataset(*ds, opts);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->simulator(), "auto");
+  std::set<std::string> ungradable, verilator;
+  for (const auto& p : report->problems()) {
+    if (!p.gradable()) ungradable.insert(p.problem());
+    if (p.simulator() == "verilator") verilator.insert(p.problem());
+  }
+  if (report->simulator_version().find("verilator") == std::string::npos)
+    GTEST_SKIP() << "Verilator cannot run in this sandbox: " << report->simulator_version();
+  // Prob099's testbench binds a port its own reference lacks: no simulator grades it.
+  EXPECT_EQ(ungradable, GetParam() == Task::kSpecToRtl ? std::set<std::string>{"Prob099_m2014_q6c"}
+                                                       : std::set<std::string>{});
+  EXPECT_EQ(report->gradable(), GetParam() == Task::kSpecToRtl ? 155 : 156);
+  EXPECT_TRUE(verilator.count("Prob151_review2015_fsm"));
+  EXPECT_TRUE(verilator.count("Prob156_review2015_fancytimer"));
+  // Samples of such a problem are graded, and recorded, with Verilator.
+  SamplesFile samples;
+  SampleRecord r;
+  r.line = 1;
+  r.problem = "Prob151_review2015_fsm";
+  r.has_code = true;
+  r.text = ReferenceAsDesign(ds->Find(r.problem)->reference) + "\n// a sample\n";
+  samples.samples.push_back(r);
+  auto graded = Evaluate(*ds, samples, opts);
+  ASSERT_TRUE(graded.ok());
+  ASSERT_EQ(graded->samples_size(), 1);
+  EXPECT_EQ(graded->samples(0).verdict(), ".") << graded->samples(0).detail();
+  EXPECT_EQ(graded->samples(0).simulator(), "verilator");
+}
+
 TEST(BenchmarkDataVerilator, GradesWhatIcarusCannotAndReportsItsOwnGaps) {
   if (!testing::HaveSharedVerilogEval()) GTEST_SKIP() << "no ../shared/verilog-eval";
   auto ds = Dataset::Load(testing::SharedVerilogEval(), Task::kSpecToRtl);

@@ -77,10 +77,7 @@ void RegisterCompareCommand(CLI::App& app, std::function<int()>* run) {
       auto a = LoadReport(f->a, f->data);
       auto b = LoadReport(f->b, f->data);
       for (const Status& st : {ks.status(), a.status(), b.status()}) {
-        if (!st.ok()) {
-          spdlog::error("{}", st.ToString());
-          return 2;
-        }
+        if (!st.ok()) return Fail(st);
       }
       CompareOptions opts;
       opts.ks = *ks;
@@ -91,10 +88,7 @@ void RegisterCompareCommand(CLI::App& app, std::function<int()>* run) {
       PrintComparison(c, std::cout);
       if (!f->json.empty()) {
         Status st = WriteJson(c, f->json);
-        if (!st.ok()) {
-          spdlog::error("{}", st.ToString());
-          return 2;
-        }
+        if (!st.ok()) return Fail(st);
       }
       return 0;
     };

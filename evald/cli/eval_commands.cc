@@ -15,6 +15,7 @@
 #include "evald/cli/report_io.h"
 #include "evald/eval/report_printer.h"
 #include "evald/runs/evaluation.h"
+#include "evald/runs/grading_session.h"
 #include "evald/store/store.h"
 
 namespace evald {
@@ -32,7 +33,8 @@ struct CommonFlags {
 void AddCommon(CLI::App* cmd, CommonFlags* f) {
   cmd->add_option("--dataset", f->dataset, "verilog-eval checkout or dataset_* folder")->required();
   cmd->add_option("--task", f->task, "spec-to-rtl | code-complete-iccad2023");
-  cmd->add_option("--simulator", f->simulator, "iverilog | verilator");
+  cmd->add_option("--simulator", f->simulator,
+                  "iverilog | verilator | auto (Icarus, and Verilator where only it grades)");
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
   cmd->add_flag("--require-isolation", f->require_isolation,
                 "fail rather than run with a degraded sandbox");
@@ -62,17 +64,13 @@ std::function<void(int, int)> MakeProgress() {
   };
 }
 
-int Fail(const Status& st) {
-  spdlog::error("{}", st.ToString());
-  return 2;
-}
-
 StatusOr<Dataset> LoadFor(const CommonFlags& f, EvalOptions* opts) {
   auto task = ParseTask(f.task);
   if (!task.ok()) return task.status();
-  auto sim = ParseSimulator(f.simulator);
-  if (!sim.ok()) return sim.status();
-  opts->simulator = *sim;
+  GradingOptions choice;
+  EVALD_RETURN_IF_ERROR(ApplySimulatorChoice(f.simulator, &choice));
+  opts->simulator = choice.simulator;
+  opts->auto_simulator = choice.auto_simulator;
   opts->jobs = f.jobs;
   opts->sandbox.require_full_isolation = f.require_isolation;
   return Dataset::Load(f.dataset, *task);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "evald/cli/report_io.h"
 #include "kernels/generate/generator.h"
 #include "kernels/gguf/gguf_writer.h"
 #include "kernels/gguf/random_model.h"
@@ -19,11 +20,6 @@ namespace {
 
 using namespace evald::kernels;
 using Clock = std::chrono::steady_clock;
-
-int Fail(const Status& st) {
-  spdlog::error("{}", st.ToString());
-  return 2;
-}
 
 struct Loaded {
   std::unique_ptr<LlamaModel> model;

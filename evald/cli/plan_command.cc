@@ -19,11 +19,6 @@ struct PlanFlags {
   int problems = 0, n = 0, simulations = 2000;
 };
 
-int Fail(const Status& st) {
-  spdlog::error("{}", st.ToString());
-  return 2;
-}
-
 int RunPlan(const PlanFlags& f) {
   PlanInputs in;
   v1::EvalReport a, b;

@@ -23,11 +23,6 @@ struct ReportFlags {
                                               title = "train vs serve";
 };
 
-int Fail(const Status& st) {
-  spdlog::error("{}", st.ToString());
-  return 2;
-}
-
 // Problem categories of a dataset folder (none when it cannot be loaded: "other").
 std::map<std::string, std::string> CategoriesOf(const std::string& path, const std::string& task) {
   std::map<std::string, std::string> out;

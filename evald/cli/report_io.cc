@@ -5,11 +5,17 @@
 #include "evald/store/store.h"
 
 #include <google/protobuf/util/json_util.h>
+#include <spdlog/spdlog.h>
 
 #include "base/file_io.h"
 #include "base/numbers.h"
 
 namespace evald {
+
+int Fail(const Status& st) {
+  spdlog::error("{}", st.ToString());
+  return 2;
+}
 
 StatusOr<std::vector<int>> ParseKList(const std::string& text) {
   std::vector<int> ks;

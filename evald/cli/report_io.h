@@ -1,4 +1,4 @@
-// Reading reports back for the commands that work on them (compare, gate, plan).
+// What the commands share: the failure exit, reading reports back (compare, gate, plan, report).
 #pragma once
 
 #include <string>
@@ -8,6 +8,9 @@
 #include "evald/proto/eval.pb.h"
 
 namespace evald {
+
+// Logs the error and returns 2: what every command exits with when it cannot do its work.
+int Fail(const Status& st);
 
 // "1,5" -> {1, 5}; positive integers only.
 StatusOr<std::vector<int>> ParseKList(const std::string& text);

@@ -19,11 +19,6 @@ namespace evald {
 
 namespace {
 
-int Fail(const Status& st) {
-  spdlog::error("{}", st.ToString());
-  return 2;
-}
-
 // A temporary store that goes away with the command.
 struct TempDir {
   std::string path;
@@ -204,7 +199,8 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--dataset", f->dataset,
                   "builtin, or a verilog-eval checkout / dataset_* folder");
   cmd->add_option("--task", f->task, "spec-to-rtl | code-complete-iccad2023");
-  cmd->add_option("--simulator", f->simulator, "iverilog | verilator");
+  cmd->add_option("--simulator", f->simulator,
+                  "iverilog | verilator | auto (Icarus, and Verilator where only it grades)");
   cmd->add_option("--problems", f->problems, "only these problems")->delimiter(',');
   cmd->add_option("--preset", f->preset,
                   "verilog-eval's settings: greedy (t 0, top_p 0.01, n 1) | sampled (t 0.85, "

@@ -8,6 +8,7 @@
 
 #include "base/file_io.h"
 #include "base/numbers.h"
+#include "evald/cli/report_io.h"
 #include "evald/leaderboard/leaderboard.h"
 #include "evald/server/api.h"
 #include "evald/server/http_server.h"
@@ -18,11 +19,6 @@
 namespace evald {
 
 namespace {
-
-int Fail(const Status& st) {
-  spdlog::error("{}", st.ToString());
-  return 2;
-}
 
 StatusOr<std::map<std::string, std::string>> ParseDatasets(const std::vector<std::string>& items) {
   std::map<std::string, std::string> out;

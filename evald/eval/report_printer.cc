@@ -104,12 +104,12 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
 void PrintDatasetCheck(const v1::DatasetCheckReport& report, std::ostream& out) {
   size_t width = 8;
   for (const auto& p : report.problems()) width = std::max(width, p.problem().size());
-  out << fmt::format("{:<{}} {:>8} {:>9} {:>8}  note\n", "problem", width, "gradable", "samples",
-                     "sim s");
+  out << fmt::format("{:<{}} {:>8} {:>9} {:>8} {:>9}  note\n", "problem", width, "gradable",
+                     "samples", "sim s", "simulator");
   for (const auto& p : report.problems()) {
-    out << fmt::format("{:<{}} {:>8} {:>9} {:>8.3f}  {}\n", p.problem(), width,
+    out << fmt::format("{:<{}} {:>8} {:>9} {:>8.3f} {:>9}  {}\n", p.problem(), width,
                        p.gradable() ? "yes" : "NO", p.samples_checked(), p.simulate_seconds(),
-                       EscapeControl(p.note()));
+                       p.simulator(), EscapeControl(p.note()));
   }
   out << fmt::format(
       "\n{} problems: {} gradable ({} only with evald's TIMEOUT rule), {} ungradable "

@@ -9,6 +9,7 @@
 #include "base/text_escape.h"
 #include "evald/eval/report_printer.h"
 #include "evald/leaderboard/tiers.h"
+#include "evald/metrics/run_comparison.h"
 
 namespace evald {
 
@@ -179,9 +180,10 @@ std::string PairMatrixHtml(const v1::Leaderboard& board) {
       out += fmt::format(
           "<td class=\"{}\" data-a=\"{}\" data-b=\"{}\" data-delta=\"{:.6f}\" "
           "data-p-holm=\"{:.6g}\">{:+.4f}<br><small>[{:+.4f}, {:+.4f}] p<sub>Holm</sub> "
-          "{:.3g}</small></td>",
+          "{:.3g} MDE {}</small></td>",
           p->significant() ? "sig" : "ns", XmlEscape(a.run_id()), XmlEscape(b.run_id()),
-          sign * p->delta(), p->p_holm(), sign * p->delta(), lo, hi, p->p_holm());
+          sign * p->delta(), p->p_holm(), sign * p->delta(), lo, hi, p->p_holm(),
+          FormatMde(p->mde()));
     }
     out += "</tr>\n";
   }

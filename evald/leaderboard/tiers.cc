@@ -27,10 +27,12 @@ v1::PairwiseComparison Compare(const v1::Run& a, const v1::Run& b, double alpha)
   pair.set_shared_problems(c.shared_problems());
   pair.set_p(-1);
   pair.set_p_holm(-1);
+  pair.set_mde(-1);
   if (c.ks_size() == 0) return pair;  // no shared problem: untested
   pair.set_delta(c.ks(0).delta());
   *pair.mutable_delta_ci95() = c.ks(0).delta_ci95();
   pair.set_p(DecisiveP(c, 1));
+  pair.set_mde(c.ks(0).mde());
   return pair;
 }
 

@@ -19,6 +19,7 @@ namespace {
 GradingOptions GradingOptionsOf(const EvalOptions& options) {
   GradingOptions g;
   g.simulator = options.simulator;
+  g.auto_simulator = options.auto_simulator;
   g.jobs = options.jobs;
   g.sandbox = options.sandbox;
   g.simulate_timeout_ms = options.simulate_timeout_ms;
@@ -31,7 +32,8 @@ v1::EvalReport NewReport(const Dataset& dataset, const EvalOptions& options) {
   v1::EvalReport report;
   report.set_dataset(dataset.folder());
   report.set_task(std::string(TaskName(dataset.task())));
-  report.set_simulator(std::string(SimulatorName(options.simulator)));
+  report.set_simulator(options.auto_simulator ? "auto"
+                                              : std::string(SimulatorName(options.simulator)));
   report.set_evald_version(EVALD_VERSION);
   for (int k : options.ks) report.add_k(k);
   report.set_exact_mismatch_counts(options.exact_mismatch_counts);
@@ -81,6 +83,7 @@ StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& sam
     std::string code = ExtractSample(dataset.task(), *s.problem, *s.record, s.index, &results[i]);
     grading.Grade(*s.problem, std::move(code), {"", s.index}, [&, i](GradeOutcome& o) {
       results[i].MergeFrom(VerdictFields(o.verdict));
+      results[i].set_simulator(std::string(grading.SimulatorFor(*s.problem)));
       results[i].set_deduplicated(o.source == VerdictSource::kDuplicate);
       const int d = ++graded;
       if (options.progress) options.progress(d, total);
@@ -108,7 +111,8 @@ StatusOr<v1::DatasetCheckReport> CheckDataset(const Dataset& dataset, const Eval
   v1::DatasetCheckReport out;
   out.set_dataset(dataset.folder());
   out.set_task(std::string(TaskName(dataset.task())));
-  out.set_simulator(std::string(SimulatorName(options.simulator)));
+  out.set_simulator(options.auto_simulator ? "auto"
+                                           : std::string(SimulatorName(options.simulator)));
   std::vector<const Problem*> problems;
   for (const auto& p : dataset.problems()) problems.push_back(&p);
   GradingOptions g = GradingOptionsOf(options);

@@ -21,6 +21,7 @@ class Store;
 
 struct EvalOptions {
   SimulatorKind simulator = SimulatorKind::kIcarus;
+  bool auto_simulator = false;  // --simulator auto (see GradingOptions)
   std::vector<int> ks = {1, 5};
   int jobs = 2;
   std::optional<uint32_t> simulate_timeout_ms;  // fixed limit instead of the calibrated one

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -57,15 +58,20 @@ char CalibrationLetter(const Calibration& c) {
 
 }  // namespace
 
-GradingSession::GradingSession(const GradingOptions& options)
-    : options_(options),
-      pool_(options.sandbox, options.jobs),
-      base_(DefaultLimits(options.simulator)),
-      key_limits_(base_) {
-  if (options_.simulate_timeout_ms) key_limits_.simulate_timeout_ms = *options_.simulate_timeout_ms;
-  // Calibration always runs the reference to its end (base_); samples may stop early.
-  key_limits_.stop_at_first_mismatch = !options_.exact_mismatch_counts;
+Status ApplySimulatorChoice(std::string_view name, GradingOptions* options) {
+  options->auto_simulator = name == "auto";
+  if (options->auto_simulator) {
+    options->simulator = SimulatorKind::kIcarus;
+    return Status::Ok();
+  }
+  auto kind = ParseSimulator(name);
+  if (!kind.ok()) return Status::InvalidArgument(kind.status().message() + " (or auto)");
+  options->simulator = *kind;
+  return Status::Ok();
 }
+
+GradingSession::GradingSession(const GradingOptions& options)
+    : options_(options), pool_(options.sandbox, options.jobs) {}
 
 GradingSession::~GradingSession() {
   pool_.Wait();
@@ -78,39 +84,92 @@ StatusOr<std::unique_ptr<GradingSession>> GradingSession::Open(
   return session;
 }
 
-Status GradingSession::Start(const std::vector<const Problem*>& problems) {
-  EVALD_RETURN_IF_ERROR(pool_.Start().Annotate("starting the sandbox"));
-  spdlog::info("sandbox layers: {}", pool_.layers().Describe());
-  EVALD_RETURN_IF_ERROR(CheckSimulatorAllowed(pool_, options_.simulator));
-  version_ = AskVersion(pool_, options_.simulator);
-  if (version_.empty())
-    return Status::Unavailable(std::string(SimulatorName(options_.simulator)) +
+Status GradingSession::AddSimulator(SimulatorKind kind) {
+  EVALD_RETURN_IF_ERROR(CheckSimulatorAllowed(pool_, kind));
+  Simulator s{kind, AskVersion(pool_, kind), DefaultLimits(kind), DefaultLimits(kind)};
+  if (s.version.empty())
+    return Status::Unavailable(std::string(SimulatorName(kind)) +
                                " is not installed or does not run in the sandbox");
-  Calibrate(problems);
+  if (options_.simulate_timeout_ms)
+    s.key_limits.simulate_timeout_ms = *options_.simulate_timeout_ms;
+  // Calibration always runs the reference to its end (base); samples may stop early.
+  s.key_limits.stop_at_first_mismatch = !options_.exact_mismatch_counts;
+  simulators_.push_back(std::move(s));
   return Status::Ok();
 }
 
-void GradingSession::Calibrate(const std::vector<const Problem*>& problems) {
+Status GradingSession::Start(const std::vector<const Problem*>& problems) {
+  EVALD_RETURN_IF_ERROR(pool_.Start().Annotate("starting the sandbox"));
+  spdlog::info("sandbox layers: {}", pool_.layers().Describe());
+  EVALD_RETURN_IF_ERROR(AddSimulator(options_.simulator));
+  std::vector<const Problem*> failing = Calibrate(problems, 0);
+  if (!options_.auto_simulator || failing.empty()) return Status::Ok();
+  // auto: the problems whose reference fails with the primary simulator, tried with the other.
+  const SimulatorKind other = options_.simulator == SimulatorKind::kIcarus
+                                  ? SimulatorKind::kVerilator
+                                  : SimulatorKind::kIcarus;
+  if (Status st = AddSimulator(other); !st.ok()) {
+    spdlog::warn("--simulator auto: {}; {} problem(s) stay ungradable", st.ToString(),
+                 failing.size());
+    return Status::Ok();
+  }
+  const std::map<std::string, Calibration> primary = calibration_;
+  const std::map<std::string, v1::ProblemCalibration> primary_records = records_;
+  const std::vector<const Problem*> still = Calibrate(failing, 1);
+  for (const Problem* p : failing) {
+    if (std::find(still.begin(), still.end(), p) != still.end()) continue;
+    v1::ProblemCalibration& r = records_[p->name];
+    r.set_note("graded with " + std::string(SimulatorName(other)) + ": the reference fails under " +
+               std::string(SimulatorName(options_.simulator)) + " (" +
+               primary_records.at(p->name).note() + ")" +
+               (r.note().empty() ? "" : "; " + r.note()));
+  }
+  for (const Problem* p : still) {  // ungradable with both: keep the primary's story
+    calibration_[p->name] = primary.at(p->name);
+    records_[p->name] = primary_records.at(p->name);
+    reference_runs_.erase(p->name);
+    graded_with_.erase(p->name);
+  }
+  return Status::Ok();
+}
+
+const GradingSession::Simulator& GradingSession::SimulatorOf(const std::string& problem) const {
+  auto it = graded_with_.find(problem);
+  return simulators_[it == graded_with_.end() ? 0 : it->second];
+}
+
+std::string_view GradingSession::SimulatorFor(const Problem& problem) const {
+  return SimulatorName(SimulatorOf(problem.name).kind);
+}
+
+std::string GradingSession::simulator_version() const {
+  if (simulators_.size() == 1) return simulators_[0].version;
+  std::string out;
+  for (const auto& s : simulators_)
+    out += (out.empty() ? "" : "; ") + std::string(SimulatorName(s.kind)) + " " + s.version;
+  return out;
+}
+
+std::vector<const Problem*> GradingSession::Calibrate(const std::vector<const Problem*>& problems,
+                                                      size_t index) {
+  const Simulator& sim = simulators_[index];
   std::mutex mu;
   for (const Problem* p : problems) {
+    const std::string key = CalibrationKey(sim.kind, sim.version, sim.base, *p);
     v1::ProblemCalibration cached;
-    if (options_.store &&
-        options_.store
-            ->Get(Family::kCalibrations, CalibrationKey(options_.simulator, version_, base_, *p),
-                  &cached)
-            .ok()) {
+    if (options_.store && options_.store->Get(Family::kCalibrations, key, &cached).ok()) {
       calibration_[p->name] = CalibrationFromProto(cached);
       records_[p->name] = cached;
+      reference_runs_.erase(p->name);
       continue;
     }
     ++calibrations_simulated_;
-    pool_.Submit([this, &mu, p](SandboxWorker& w) {
+    pool_.Submit([this, &mu, &sim, p, key](SandboxWorker& w) {
       DesignRun run;
-      Calibration c = CalibrateProblem(w, options_.simulator, base_, *p, &run);
+      Calibration c = CalibrateProblem(w, sim.kind, sim.base, *p, &run);
       v1::ProblemCalibration record = CalibrationProto(p->name, c, CalibrationLetter(c));
       if (options_.store && record.reference_verdict() != "!")
-        (void)options_.store->Put(Family::kCalibrations,
-                                  CalibrationKey(options_.simulator, version_, base_, *p), record);
+        (void)options_.store->Put(Family::kCalibrations, key, record);
       std::lock_guard<std::mutex> lock(mu);
       calibration_[p->name] = c;
       records_[p->name] = std::move(record);
@@ -118,11 +177,17 @@ void GradingSession::Calibrate(const std::vector<const Problem*>& problems) {
     });
   }
   pool_.Wait();
-  for (auto& [name, record] : records_) {
+  std::vector<const Problem*> failing;
+  for (const Problem* p : problems) {
+    v1::ProblemCalibration& record = records_[p->name];
     if (record.reference_verdict().empty()) record.set_reference_verdict(".");
     record.set_simulate_limit_s(SimulateCpuSeconds(
-        LimitsForProblem(base_, calibration_[name], options_.simulate_timeout_ms)));
+        LimitsForProblem(sim.base, calibration_[p->name], options_.simulate_timeout_ms)));
+    record.set_simulator(std::string(SimulatorName(sim.kind)));
+    if (index > 0) graded_with_[p->name] = index;
+    if (record.reference_verdict() == "X") failing.push_back(p);
   }
+  return failing;
 }
 
 std::optional<GradeOutcome> GradingSession::Answer(const Problem& problem, const std::string& code,
@@ -139,8 +204,8 @@ std::optional<GradeOutcome> GradingSession::Answer(const Problem& problem, const
   auto ref_run = reference_runs_.find(problem.name);
   if (ref_run != reference_runs_.end() && code == ReferenceAsDesign(problem.reference)) {
     GradeOutcome out;
-    out.verdict =
-        ClassifyRun(ref_run->second, options_.simulator, code, &calibration_.at(problem.name));
+    out.verdict = ClassifyRun(ref_run->second, SimulatorOf(problem.name).kind, code,
+                              &calibration_.at(problem.name));
     out.source = VerdictSource::kReference;
     out.fault = out.verdict.category == category::kInternalError;
     return out;
@@ -163,7 +228,8 @@ void GradingSession::Grade(const Problem& problem, std::string code, const Sampl
     out.fault = true;
     return done(out);
   }
-  std::string key = VerdictKey(options_.simulator, version_, key_limits_, problem, code);
+  const Simulator& sim = SimulatorOf(problem.name);
+  std::string key = VerdictKey(sim.kind, sim.version, sim.key_limits, problem, code);
   std::optional<Verdict> earlier;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -219,12 +285,13 @@ void GradingSession::Simulate(SandboxWorker& worker, const Problem& problem,
   const Calibration& cal = calibration_.at(problem.name);
   auto t0 = std::chrono::steady_clock::now();
   MaybeInjectCrash(code);
-  SimulatorLimits limits = LimitsForProblem(base_, cal, options_.simulate_timeout_ms);
+  const Simulator& sim = SimulatorOf(problem.name);
+  SimulatorLimits limits = LimitsForProblem(sim.base, cal, options_.simulate_timeout_ms);
   // Not where the reference itself runs into the testbench's TIMEOUT: there the benchmark's
   // letter of a full run is 'T' for every sample (its log has the TIMEOUT line), and stopping
   // early would change it (measured on references + mutants: bench/eval_throughput.sh).
-  limits.stop_at_first_mismatch = key_limits_.stop_at_first_mismatch && !cal.testbench_timeout;
-  out->verdict = GradeDesign(worker, options_.simulator, limits, problem, code, &cal);
+  limits.stop_at_first_mismatch = sim.key_limits.stop_at_first_mismatch && !cal.testbench_timeout;
+  out->verdict = GradeDesign(worker, sim.kind, limits, problem, code, &cal);
   out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out->source = VerdictSource::kSimulated;
   ++simulations_;

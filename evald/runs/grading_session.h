@@ -13,6 +13,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -29,6 +30,10 @@ class Store;
 
 struct GradingOptions {
   SimulatorKind simulator = SimulatorKind::kIcarus;
+  // --simulator auto: each problem graded with `simulator` (Icarus) where its reference passes
+  // there, else with Verilator where the reference passes there (recorded per problem and per
+  // sample). Verilator is used only when the sandbox can contain it.
+  bool auto_simulator = false;
   int jobs = 2;
   SandboxOptions sandbox;
   std::optional<uint32_t> simulate_timeout_ms;  // fixed limit instead of the calibrated one
@@ -39,6 +44,10 @@ struct GradingOptions {
   // Once set, simulations not yet started are skipped (their callbacks never run).
   const std::atomic<bool>* abort = nullptr;
 };
+
+// "iverilog" | "verilator" | "auto" into the options (auto: Icarus first, Verilator for the
+// problems whose reference only Verilator runs correctly).
+Status ApplySimulatorChoice(std::string_view name, GradingOptions* options);
 
 // Where a verdict came from.
 enum class VerdictSource {
@@ -76,7 +85,10 @@ class GradingSession {
       const GradingOptions& options, const std::vector<const Problem*>& problems);
   ~GradingSession();
 
-  const std::string& simulator_version() const { return version_; }
+  // "iverilog VERSION" or, with auto, every simulator in use: "iverilog ...; verilator ...".
+  std::string simulator_version() const;
+  // The simulator grading `problem` ("iverilog" | "verilator").
+  std::string_view SimulatorFor(const Problem& problem) const;
   std::string sandbox_layers() const { return pool_.layers().Describe(); }
   int calibrations_simulated() const { return calibrations_simulated_; }
   // The calibration of every problem given to Open, with its simulation limit, by name.
@@ -100,9 +112,19 @@ class GradingSession {
     std::vector<Done> waiters;
   };
 
+  // One simulator the session grades with: its version and limits.
+  struct Simulator {
+    SimulatorKind kind;
+    std::string version;
+    SimulatorLimits base, key_limits;  // key_limits: what verdict keys are made from
+  };
+
   explicit GradingSession(const GradingOptions& options);
   Status Start(const std::vector<const Problem*>& problems);
-  void Calibrate(const std::vector<const Problem*>& problems);
+  Status AddSimulator(SimulatorKind kind);
+  const Simulator& SimulatorOf(const std::string& problem) const;
+  // Calibrates `problems` with simulator `s`; returns those whose reference fails there.
+  std::vector<const Problem*> Calibrate(const std::vector<const Problem*>& problems, size_t s);
   // A verdict found without simulating: the cache, or the reference's calibration run.
   std::optional<GradeOutcome> Answer(const Problem& problem, const std::string& code,
                                      const std::string& key);
@@ -114,8 +136,8 @@ class GradingSession {
 
   GradingOptions options_;
   SandboxPool pool_;
-  SimulatorLimits base_, key_limits_;
-  std::string version_;
+  std::vector<Simulator> simulators_;          // [0] the primary
+  std::map<std::string, size_t> graded_with_;  // problem -> simulator index (absent: 0)
   std::map<std::string, Calibration> calibration_;
   std::map<std::string, DesignRun> reference_runs_;  // fresh calibrations only
   std::map<std::string, v1::ProblemCalibration> records_;

@@ -38,6 +38,8 @@ void RunExecution::Graded(v1::StoredSample* sample, GradeOutcome& outcome) {
     return;  // left ungraded: a resumed run tries it again
   }
   sample->mutable_result()->MergeFrom(VerdictFields(outcome.verdict));
+  sample->mutable_result()->set_simulator(
+      std::string(grading_.SimulatorFor(*dataset_.Find(sample->problem()))));
   sample->mutable_result()->set_deduplicated(outcome.source == VerdictSource::kDuplicate);
   sample->set_graded(true);
   std::lock_guard<std::mutex> lock(mu_);

@@ -146,7 +146,8 @@ StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& sam
   EVALD_RETURN_IF_ERROR(NormalizeRunSpec(checkpoint, !samples_jsonl.empty(), &spec));
   auto task = ParseTask(spec.task());
   if (!task.ok()) return task.status();
-  if (auto sim = ParseSimulator(spec.simulator()); !sim.ok()) return sim.status();
+  GradingOptions choice;
+  EVALD_RETURN_IF_ERROR(ApplySimulatorChoice(spec.simulator(), &choice));
   auto ds = LoadDataset(spec.dataset(), *task);
   if (!ds.ok()) return ds.status();
 
@@ -421,8 +422,8 @@ Status Stopping() {
 Status RunManager::ExecuteRun(v1::Run* run) {
   auto task = ParseTask(run->spec().task());
   if (!task.ok()) return task.status();
-  auto sim = ParseSimulator(run->spec().simulator());
-  if (!sim.ok()) return sim.status();
+  GradingOptions choice;
+  EVALD_RETURN_IF_ERROR(ApplySimulatorChoice(run->spec().simulator(), &choice));
   auto ds = LoadDataset(run->spec().dataset(), *task);
   if (!ds.ok()) return ds.status();
   const bool sampling = run->spec().backend() != "samples" && !run->spec().backend().empty();
@@ -440,7 +441,7 @@ Status RunManager::ExecuteRun(v1::Run* run) {
   // sandbox starts.
   RunBackend backend;
   if (sampling) EVALD_RETURN_IF_ERROR(MakeRunBackend(*run, &backend));
-  auto grading = OpenGrading(run, *sim, **ds, progress->pending);
+  auto grading = OpenGrading(run, choice, **ds, progress->pending);
   if (!grading.ok()) return grading.status();
   if (!SaveRunDurably(*run)) return Stopping();
 
@@ -484,10 +485,9 @@ Status RunManager::MakeRunBackend(const v1::Run& run, RunBackend* out) {
 }
 
 StatusOr<std::unique_ptr<GradingSession>> RunManager::OpenGrading(
-    v1::Run* run, SimulatorKind simulator, const Dataset& dataset,
+    v1::Run* run, const GradingOptions& simulator_choice, const Dataset& dataset,
     const std::vector<v1::StoredSample>& pending) {
-  GradingOptions g;
-  g.simulator = simulator;
+  GradingOptions g = simulator_choice;
   g.jobs = options_.jobs;
   g.sandbox = options_.sandbox;
   g.store = store_;

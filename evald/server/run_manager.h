@@ -96,7 +96,7 @@ class RunManager {
   };
   Status MakeRunBackend(const v1::Run& run, RunBackend* out);
   StatusOr<std::unique_ptr<GradingSession>> OpenGrading(
-      v1::Run* run, SimulatorKind simulator, const Dataset& dataset,
+      v1::Run* run, const GradingOptions& simulator_choice, const Dataset& dataset,
       const std::vector<v1::StoredSample>& pending);
   void RecordServing(const SamplingBackend& backend, std::vector<v1::RequestTiming> timings,
                      const SamplingResult& sampled, v1::Run* run) const;

@@ -32,20 +32,10 @@ GgufValue Str(const std::string& s) {
   return g;
 }
 
-}  // namespace
-
-Status WriteRandomModel(const RandomModelShape& shape, const std::string& vocab_source,
-                        const std::string& path) {
-  auto vocab = GgufFile::Open(vocab_source);
-  if (!vocab.ok()) return vocab.status();
-  const GgufValue* tokens = (*vocab)->Find("tokenizer.ggml.tokens");
-  if (!tokens) return Status::NotFound(vocab_source + " has no vocabulary");
-  const int n_vocab = static_cast<int>(tokens->array.size());
+// The architecture's metadata for the shape, and the vocabulary's tokenizer keys.
+void SetShapeMetadata(const RandomModelShape& shape, int head_dim, const GgufFile& vocab,
+                      GgufWriter& w) {
   const std::string& a = shape.architecture;
-  const int head_dim = shape.head_dim ? shape.head_dim : shape.dim / shape.heads;
-  const int q_dim = shape.heads * head_dim, kv_dim = shape.kv_heads * head_dim;
-
-  GgufWriter w;
   w.SetMetadata("general.architecture", Str(a));
   w.SetMetadata("general.name", Str("evald random " + a));
   w.SetMetadata(a + ".embedding_length", U32(static_cast<uint64_t>(shape.dim)));
@@ -71,69 +61,100 @@ Status WriteRandomModel(const RandomModelShape& shape, const std::string& vocab_
     w.SetMetadata(a + ".attention.key_length", U32(static_cast<uint64_t>(head_dim)));
     w.SetMetadata(a + ".attention.value_length", U32(static_cast<uint64_t>(head_dim)));
   }
-  for (const auto& [k, v] : (*vocab)->metadata())
+  for (const auto& [k, v] : vocab.metadata())
     if (k.rfind("tokenizer.", 0) == 0) w.SetMetadata(k, v);
+}
 
-  std::mt19937_64 rng(shape.seed);
-  std::normal_distribution<float> dist(0.0f, shape.scale);
-  auto matrix = [&](const std::string& name, int cols, int rows, GgmlType type) {
+// Tensors of normal random values, drawn in the order they are added.
+class RandomTensors {
+ public:
+  RandomTensors(const RandomModelShape& shape, GgufWriter& w)
+      : w_(w), rng_(shape.seed), dist_(0.0f, shape.scale) {}
+
+  void Matrix(const std::string& name, int cols, int rows, GgmlType type) {
     std::vector<float> values(static_cast<size_t>(cols) * rows);
-    for (auto& v : values) v = dist(rng);
+    for (auto& v : values) v = dist_(rng_);
     if (type == GgmlType::kF32 || cols % kQK != 0) {
-      w.AddTensor(name, GgmlType::kF32, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)},
-                  std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
+      w_.AddTensor(name, GgmlType::kF32, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)},
+                   std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
       return;
     }
     const uint64_t row_bytes = *RowBytes(type, static_cast<uint64_t>(cols));
     std::string bytes(row_bytes * rows, '\0');
     for (int r = 0; r < rows; ++r) {
       void* dst = bytes.data() + r * row_bytes;
+      const float* src = values.data() + static_cast<size_t>(r) * cols;
       if (type == GgmlType::kQ8_0) {
-        QuantizeRowQ8_0(values.data() + static_cast<size_t>(r) * cols, static_cast<BlockQ8_0*>(dst),
-                        cols);
+        QuantizeRowQ8_0(src, static_cast<BlockQ8_0*>(dst), cols);
       } else {
-        QuantizeRowQ4_0(values.data() + static_cast<size_t>(r) * cols, static_cast<BlockQ4_0*>(dst),
-                        cols);
+        QuantizeRowQ4_0(src, static_cast<BlockQ4_0*>(dst), cols);
       }
     }
-    w.AddTensor(name, type, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)},
-                std::move(bytes));
-  };
-  auto vector = [&](const std::string& name, int n, bool ones) {
-    std::vector<float> values(static_cast<size_t>(n));
-    for (auto& v : values) v = ones ? 1.0f + dist(rng) : dist(rng);
-    w.AddTensor(name, GgmlType::kF32, {static_cast<uint64_t>(n)},
-                std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
-  };
-  matrix("token_embd.weight", shape.dim, n_vocab, shape.weight_type);
-  vector("output_norm.weight", shape.dim, true);
-  const bool gemma = a.rfind("gemma", 0) == 0;
-  if (!gemma) matrix("output.weight", shape.dim, n_vocab, shape.weight_type);
-  for (int l = 0; l < shape.layers; ++l) {
-    const std::string b = "blk." + std::to_string(l) + ".";
-    vector(b + "attn_norm.weight", shape.dim, true);
-    vector(b + "ffn_norm.weight", shape.dim, true);
-    matrix(b + "attn_q.weight", shape.dim, q_dim, shape.weight_type);
-    matrix(b + "attn_k.weight", shape.dim, kv_dim, shape.weight_type);
-    matrix(b + "attn_v.weight", shape.dim, kv_dim, shape.weight_type);
-    matrix(b + "attn_output.weight", q_dim, shape.dim, shape.weight_type);
-    if (a == "gemma2" || a == "gemma3") {
-      vector(b + "post_attention_norm.weight", shape.dim, true);
-      vector(b + "post_ffw_norm.weight", shape.dim, true);
-    }
-    if (a == "gemma3") {
-      vector(b + "attn_q_norm.weight", head_dim, true);
-      vector(b + "attn_k_norm.weight", head_dim, true);
-    }
-    if (a == "qwen2") {
-      vector(b + "attn_q.bias", q_dim, false);
-      vector(b + "attn_k.bias", kv_dim, false);
-      vector(b + "attn_v.bias", kv_dim, false);
-    }
-    matrix(b + "ffn_gate.weight", shape.dim, shape.hidden, shape.weight_type);
-    matrix(b + "ffn_up.weight", shape.dim, shape.hidden, shape.weight_type);
-    matrix(b + "ffn_down.weight", shape.hidden, shape.dim, shape.weight_type);
+    w_.AddTensor(name, type, {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)},
+                 std::move(bytes));
   }
+
+  // A norm's weights (about 1) or a bias (about 0).
+  void Vector(const std::string& name, int n, bool ones) {
+    std::vector<float> values(static_cast<size_t>(n));
+    for (auto& v : values) v = ones ? 1.0f + dist_(rng_) : dist_(rng_);
+    w_.AddTensor(name, GgmlType::kF32, {static_cast<uint64_t>(n)},
+                 std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
+  }
+
+ private:
+  GgufWriter& w_;
+  std::mt19937_64 rng_;
+  std::normal_distribution<float> dist_;
+};
+
+void AddLayer(const RandomModelShape& shape, int l, int head_dim, RandomTensors& t) {
+  const std::string& a = shape.architecture;
+  const int q_dim = shape.heads * head_dim, kv_dim = shape.kv_heads * head_dim;
+  const std::string b = "blk." + std::to_string(l) + ".";
+  t.Vector(b + "attn_norm.weight", shape.dim, true);
+  t.Vector(b + "ffn_norm.weight", shape.dim, true);
+  t.Matrix(b + "attn_q.weight", shape.dim, q_dim, shape.weight_type);
+  t.Matrix(b + "attn_k.weight", shape.dim, kv_dim, shape.weight_type);
+  t.Matrix(b + "attn_v.weight", shape.dim, kv_dim, shape.weight_type);
+  t.Matrix(b + "attn_output.weight", q_dim, shape.dim, shape.weight_type);
+  if (a == "gemma2" || a == "gemma3") {
+    t.Vector(b + "post_attention_norm.weight", shape.dim, true);
+    t.Vector(b + "post_ffw_norm.weight", shape.dim, true);
+  }
+  if (a == "gemma3") {
+    t.Vector(b + "attn_q_norm.weight", head_dim, true);
+    t.Vector(b + "attn_k_norm.weight", head_dim, true);
+  }
+  if (a == "qwen2") {
+    t.Vector(b + "attn_q.bias", q_dim, false);
+    t.Vector(b + "attn_k.bias", kv_dim, false);
+    t.Vector(b + "attn_v.bias", kv_dim, false);
+  }
+  t.Matrix(b + "ffn_gate.weight", shape.dim, shape.hidden, shape.weight_type);
+  t.Matrix(b + "ffn_up.weight", shape.dim, shape.hidden, shape.weight_type);
+  t.Matrix(b + "ffn_down.weight", shape.hidden, shape.dim, shape.weight_type);
+}
+
+}  // namespace
+
+Status WriteRandomModel(const RandomModelShape& shape, const std::string& vocab_source,
+                        const std::string& path) {
+  auto vocab = GgufFile::Open(vocab_source);
+  if (!vocab.ok()) return vocab.status();
+  const GgufValue* tokens = (*vocab)->Find("tokenizer.ggml.tokens");
+  if (!tokens) return Status::NotFound(vocab_source + " has no vocabulary");
+  const int n_vocab = static_cast<int>(tokens->array.size());
+  const int head_dim = shape.head_dim ? shape.head_dim : shape.dim / shape.heads;
+  GgufWriter w;
+  SetShapeMetadata(shape, head_dim, **vocab, w);
+  RandomTensors t(shape, w);
+  t.Matrix("token_embd.weight", shape.dim, n_vocab, shape.weight_type);
+  t.Vector("output_norm.weight", shape.dim, true);
+  // Gemma ties the output to the embedding.
+  if (shape.architecture.rfind("gemma", 0) != 0)
+    t.Matrix("output.weight", shape.dim, n_vocab, shape.weight_type);
+  for (int l = 0; l < shape.layers; ++l) AddLayer(shape, l, head_dim, t);
   return w.Write(path);
 }
 
