@@ -81,9 +81,10 @@ StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& sam
   for (size_t i = 0; i < plan.samples.size(); ++i) {
     const PlannedSample& s = plan.samples[i];
     std::string code = ExtractSample(dataset.task(), *s.problem, *s.record, s.index, &results[i]);
-    grading.Grade(*s.problem, std::move(code), {"", s.index}, [&, i](GradeOutcome& o) {
+    const Problem* problem = s.problem;
+    grading.Grade(*problem, std::move(code), {"", s.index}, [&, i, problem](GradeOutcome& o) {
       results[i].MergeFrom(VerdictFields(o.verdict));
-      results[i].set_simulator(std::string(grading.SimulatorFor(*s.problem)));
+      results[i].set_simulator(std::string(grading.SimulatorFor(*problem)));
       results[i].set_deduplicated(o.source == VerdictSource::kDuplicate);
       const int d = ++graded;
       if (options.progress) options.progress(d, total);
