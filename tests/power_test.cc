@@ -158,6 +158,12 @@ TEST(Tiers, HolmAndGroupingByDistinguishability) {
   EXPECT_EQ(board.rows(2).tier(), 2);
   EXPECT_EQ(board.pairs_size(), 3);
   for (const auto& pair : board.pairs()) EXPECT_GT(pair.mde(), 0);
+  // Cached pair tests give the same board.
+  PairwiseCache cache;
+  v1::Leaderboard first = BuildLeaderboard(runs, {}, 1, 0.05, &cache);
+  v1::Leaderboard second = BuildLeaderboard(runs, {}, 1, 0.05, &cache);
+  EXPECT_EQ(first.SerializeAsString(), board.SerializeAsString());
+  EXPECT_EQ(second.SerializeAsString(), board.SerializeAsString());
   for (const char* format : {"csv", "markdown", "html"}) {
     auto text = RenderLeaderboard(board, format);
     ASSERT_TRUE(text.ok());

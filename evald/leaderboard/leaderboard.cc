@@ -250,7 +250,7 @@ figures are 95% bootstrap confidence intervals over problems. Click a column to 
 
 v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
                                  const std::map<std::string, v1::Checkpoint>& checkpoints,
-                                 int rank_k, double alpha) {
+                                 int rank_k, double alpha, PairwiseCache* cache) {
   v1::Leaderboard board;
   std::set<int> ks;
   for (const auto& run : runs) {
@@ -286,7 +286,7 @@ v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
   for (int k : ks) board.add_k(k);
   std::map<std::string, const v1::Run*> by_id;
   for (const auto& run : runs) by_id[run.id()] = &run;
-  AssignTiers(by_id, alpha, &board);
+  AssignTiers(by_id, alpha, &board, cache);
   return board;
 }
 

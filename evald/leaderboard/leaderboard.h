@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "evald/leaderboard/tiers.h"
 #include "evald/proto/api.pb.h"
 
 namespace evald {
@@ -17,7 +18,8 @@ namespace evald {
 // comparison.
 v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
                                  const std::map<std::string, v1::Checkpoint>& checkpoints,
-                                 int rank_k = 1, double alpha = 0.05);
+                                 int rank_k = 1, double alpha = 0.05,
+                                 PairwiseCache* cache = nullptr);
 
 // format: csv | json | markdown (md) | html
 StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::string_view format);

@@ -20,6 +20,7 @@ v1::PairwiseComparison Compare(const v1::Run& a, const v1::Run& b, double alpha)
   CompareOptions options;
   options.ks = {1};
   options.alpha = alpha;
+  options.bootstrap_resamples = 2000;  // one interval per pair: enough for a 95% interval
   const v1::Comparison c = CompareReports(ReportOf(a), ReportOf(b), options);
   v1::PairwiseComparison pair;
   pair.set_run_a(a.id());
@@ -38,6 +39,20 @@ v1::PairwiseComparison Compare(const v1::Run& a, const v1::Run& b, double alpha)
 
 }  // namespace
 
+bool PairwiseCache::Find(const std::string& key, v1::PairwiseComparison* out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = pairs_.find(key);
+  if (it == pairs_.end()) return false;
+  *out = it->second;
+  return true;
+}
+
+void PairwiseCache::Keep(const std::string& key, const v1::PairwiseComparison& pair) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pairs_.size() >= kMaxEntries) pairs_.clear();
+  pairs_[key] = pair;
+}
+
 std::vector<double> HolmAdjust(const std::vector<double>& p) {
   const size_t m = p.size();
   std::vector<size_t> order(m);
@@ -53,21 +68,29 @@ std::vector<double> HolmAdjust(const std::vector<double>& p) {
 }
 
 void AssignTiers(const std::map<std::string, const v1::Run*>& runs, double alpha,
-                 v1::Leaderboard* board) {
+                 v1::Leaderboard* board, PairwiseCache* cache) {
   board->set_alpha(alpha);
   board->set_tier_method(
       "pass@1, every pair paired over its shared problems (exact sign-flip permutation test), "
       "Holm-adjusted over all tested pairs; a tier is the best remaining run and every remaining "
       "run not significantly different from it (pairs without shared problems count as not "
-      "different)");
-  const int rows = board->rows_size();
+      "different); only the top " +
+      std::to_string(kMaxTieredRuns) + " runs by rank are compared (the rest: tier 0)");
+  // Pairs grow with the square of the runs: the top kMaxTieredRuns are compared, the rest get
+  // tier 0 ("not compared").
+  const int rows = std::min(board->rows_size(), kMaxTieredRuns);
   std::map<std::pair<int, int>, int> pair_of;  // (row i, row j), i < j -> index in pairs
   for (int i = 0; i < rows; ++i)
     for (int j = i + 1; j < rows; ++j) {
       auto a = runs.find(board->rows(i).run_id()), b = runs.find(board->rows(j).run_id());
       if (a == runs.end() || b == runs.end()) continue;
       pair_of[{i, j}] = board->pairs_size();
-      *board->add_pairs() = Compare(*a->second, *b->second, alpha);
+      // Finished runs only (the board's rows): their results are final.
+      const std::string key = a->first + "|" + b->first + "|" + std::to_string(alpha);
+      v1::PairwiseComparison* pair = board->add_pairs();
+      if (cache && cache->Find(key, pair)) continue;
+      *pair = Compare(*a->second, *b->second, alpha);
+      if (cache) cache->Keep(key, *pair);
     }
   std::vector<double> tested;
   std::vector<int> index;

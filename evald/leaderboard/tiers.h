@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "evald/proto/api.pb.h"
@@ -12,10 +13,26 @@
 
 namespace evald {
 
+// The most runs of one board compared pairwise (their pairs: n(n-1)/2 paired tests).
+inline constexpr int kMaxTieredRuns = 40;
+
+// Pair comparisons already made: a finished run's results never change, so a pair's test is
+// computed once per process (a leaderboard of 40 runs has 780 pairs; seconds the first time).
+class PairwiseCache {
+ public:
+  bool Find(const std::string& key, v1::PairwiseComparison* out);
+  void Keep(const std::string& key, const v1::PairwiseComparison& pair);
+
+ private:
+  static constexpr size_t kMaxEntries = 100000;
+  std::mutex mu_;
+  std::map<std::string, v1::PairwiseComparison> pairs_;
+};
+
 // Fills board->pairs, each row's tier, alpha and tier_method. `runs` by id hold the per-problem
 // results (Run.problems) of the board's rows; rows must already be ranked.
 void AssignTiers(const std::map<std::string, const v1::Run*>& runs, double alpha,
-                 v1::Leaderboard* board);
+                 v1::Leaderboard* board, PairwiseCache* cache = nullptr);
 
 // Holm's step-down adjustment of p-values (same order as given).
 std::vector<double> HolmAdjust(const std::vector<double>& p);

@@ -106,6 +106,9 @@ StatusOr<v1::PowerPlan> MakePowerPlan(const PlanInputs& in) {
     Rates r = RatesOf(*in.a, in.b);
     if (r.a.size() < 2)
       return Status::InvalidArgument("the report has fewer than 2 problems to plan over");
+    if (r.a.size() > static_cast<size_t>(kMaxPlanProblems))
+      return Status::InvalidArgument("more than " + std::to_string(kMaxPlanProblems) +
+                                     " problems to plan over");
     model.baseline = r.a;
     plan.set_baseline_source(in.b ? "the first report's per-problem rates, on the problems both "
                                     "reports have"
@@ -121,8 +124,8 @@ StatusOr<v1::PowerPlan> MakePowerPlan(const PlanInputs& in) {
   } else {
     if (!(in.pass_at_1 > 0 && in.pass_at_1 < 1))
       return Status::InvalidArgument("give a report or a pass@1 in (0, 1)");
-    if (in.problems < 2 || in.problems > 100000)
-      return Status::InvalidArgument("problems must be 2..100000");
+    if (in.problems < 2 || in.problems > kMaxPlanProblems)
+      return Status::InvalidArgument("problems must be 2.." + std::to_string(kMaxPlanProblems));
     model.baseline = HypotheticalRates(in.pass_at_1, in.problems, in.logit_sd);
     plan.set_baseline_source(fmt::format(
         "hypothetical: {} problems, per-problem rates logit-normal with logit SD {} and mean {}",

@@ -30,6 +30,9 @@ struct PlanInputs {
 // 0.14-0.26, of which sampling explained 15-53%, leaving 0.10-0.24 between problems.
 inline constexpr double kDefaultTau = 0.15;
 
+// Planning cost grows with problems x simulations: benchmarks have hundreds of problems.
+inline constexpr int kMaxPlanProblems = 5000;
+
 StatusOr<v1::PowerPlan> MakePowerPlan(const PlanInputs& inputs);
 
 void PrintPowerPlan(const v1::PowerPlan& plan, std::ostream& out);

@@ -113,7 +113,9 @@ double PermutationP(const ProblemPairs& shared) {
   return SignFlipPermutationP(ints);
 }
 
-void AddKComparison(int k, const ProblemPairs& shared, double alpha, v1::Comparison* out) {
+void AddKComparison(int k, const ProblemPairs& shared, const CompareOptions& options,
+                    v1::Comparison* out) {
+  const double alpha = options.alpha;
   const std::string key = std::to_string(k);
   std::vector<double> deltas;
   double sum_a = 0, sum_b = 0;
@@ -139,7 +141,9 @@ void AddKComparison(int k, const ProblemPairs& shared, double alpha, v1::Compari
   kc->set_a(sum_a / deltas.size());
   kc->set_b(sum_b / deltas.size());
   kc->set_delta(kc->b() - kc->a());
-  Interval ci = BootstrapMeanInterval(deltas);
+  BootstrapOptions bootstrap;
+  bootstrap.resamples = options.bootstrap_resamples;
+  Interval ci = BootstrapMeanInterval(deltas, bootstrap);
   kc->mutable_delta_ci95()->set_low(ci.low);
   kc->mutable_delta_ci95()->set_high(ci.high);
   kc->set_better(better);
@@ -187,7 +191,7 @@ v1::Comparison CompareReports(const v1::EvalReport& a, const v1::EvalReport& b,
   if (b.has_serving()) *out.mutable_b_serving() = b.serving();
   const ProblemPairs shared = SharedProblems(a, b, &out);
   for (const auto& [x, y] : shared) AddProblemDelta(*x, *y, options.ks, &out);
-  for (int k : options.ks) AddKComparison(k, shared, options.alpha, &out);
+  for (int k : options.ks) AddKComparison(k, shared, options, &out);
   for (const auto& kc : out.ks())
     if (kc.k() == 1) out.set_conclusion(Conclusion(out, kc, options));
   return out;

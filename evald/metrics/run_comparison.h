@@ -16,6 +16,7 @@ struct CompareOptions {
   double alpha = 0.05;
   std::string label_a = "A";
   std::string label_b = "B";
+  int bootstrap_resamples = 10000;  // for the paired intervals
 };
 
 v1::Comparison CompareReports(const v1::EvalReport& a, const v1::EvalReport& b,

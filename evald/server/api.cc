@@ -388,8 +388,11 @@ HttpResponse Api::Plan(Call& c) {
   if (body.power() > 0) in.power = body.power();
   if (body.has_tau()) in.tau = body.tau();
   in.n = body.n();
-  // Simulations cost CPU on the daemon: at most 5000 per check here.
-  in.simulations = body.simulations() > 0 ? std::min(body.simulations(), 5000) : 2000;
+  // Simulations cost CPU on the daemon (problems x simulations binomial draws per check): at
+  // most a million draws per check here, whatever the request asks.
+  const int problems = std::max(2, in.a ? in.a->problems_size() : body.problems());
+  in.simulations =
+      std::min(body.simulations() > 0 ? body.simulations() : 2000, std::max(0, 1000000 / problems));
   return OkOrFail(c.req, MakePowerPlan(in));
 }
 
@@ -423,7 +426,8 @@ HttpResponse Api::Leaderboard(Call& c) {
   if (!listed_runs.ok()) return Fail(c.req, listed_runs.status());
   std::map<std::string, v1::Checkpoint> cks;
   for (auto& ck : *listed_cks) cks[ck.id()] = ck;
-  auto rendered = RenderLeaderboard(BuildLeaderboard(*listed_runs, cks), format);
+  auto rendered =
+      RenderLeaderboard(BuildLeaderboard(*listed_runs, cks, 1, 0.05, &pair_cache_), format);
   if (!rendered.ok()) return Fail(c.req, rendered.status());
   HttpResponse res{http::status::ok, c.req.version()};
   res.set(http::field::content_type, LeaderboardContentType(format));

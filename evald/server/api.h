@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "evald/leaderboard/tiers.h"
 #include "evald/server/finished_run_bodies.h"
 #include "evald/server/http_server.h"
 #include "evald/server/run_manager.h"
@@ -68,6 +69,7 @@ class Api {
   RunManager* runs_;
   TokenScopes tokens_;
   FinishedRunBodies finished_bodies_;
+  PairwiseCache pair_cache_;  // leaderboard tiers: each pair of finished runs tested once
 };
 
 }  // namespace evald
