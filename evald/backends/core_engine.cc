@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "base/clock.h"
 #include "base/utf8.h"
 
 namespace evald {
@@ -38,9 +39,7 @@ StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnTe
   std::lock_guard<std::mutex> lock(mu_);
   const auto t0 = std::chrono::steady_clock::now();
   CoreResult result;
-  result.timing.set_start_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      std::chrono::system_clock::now().time_since_epoch())
-                                      .count());
+  result.timing.set_start_unix_ms(UnixMillis());
   result.timing.set_ttft_ms(-1);
   result.timing.set_streamed(true);
   result.timing.set_attempts(1);

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <random>
 
+#include "base/clock.h"
 #include "base/utf8.h"
 #include "evald/backends/sse_parser.h"
 
@@ -234,9 +235,7 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
     a->timing.set_ttft_ms(-1);
     a->timing.set_streamed(options_.stream);
     a->timing.set_samples(a->n);
-    a->timing.set_start_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    std::chrono::system_clock::now().time_since_epoch())
-                                    .count());
+    a->timing.set_start_unix_ms(UnixMillis());
     a->body = BuildCompletionRequestJson(r, options_.model, options_.api, options_.stream);
     a->easy = curl_easy_init();
     a->headers = curl_slist_append(a->headers, "Content-Type: application/json");

@@ -68,9 +68,7 @@ StatusOr<v1::TrainServeReport> FromStore(const ReportFlags& f) {
   }
   RunManager runs(store->get(), options);
   RunFilter filter;
-  const size_t eq = f.label.find('=');
-  filter.label_key = f.label.substr(0, eq);
-  if (eq != std::string::npos) filter.label_value = f.label.substr(eq + 1);
+  filter.SetLabel(f.label);
   return TrainServeFromStore(runs, filter, f.baseline, f.title);
 }
 

@@ -20,13 +20,18 @@ namespace {
 std::string RowName(const v1::Run& run) {
   if (!run.spec().name().empty()) return run.spec().name();
   if (!run.spec().checkpoint_id().empty()) return run.spec().checkpoint_id();
-  std::string labels;
-  std::map<std::string, std::string> sorted(run.spec().labels().begin(), run.spec().labels().end());
-  for (const auto& [k, v] : sorted) labels += (labels.empty() ? "" : ",") + k + "=" + v;
+  const std::string labels = LabelsText(run);
   return labels.empty() ? run.id() : labels;
 }
 
 }  // namespace
+
+std::string LabelsText(const v1::Run& run) {
+  std::string labels;
+  std::map<std::string, std::string> sorted(run.spec().labels().begin(), run.spec().labels().end());
+  for (const auto& [k, v] : sorted) labels += (labels.empty() ? "" : ",") + k + "=" + v;
+  return labels;
+}
 
 namespace {
 

@@ -21,6 +21,9 @@ v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
                                  int rank_k = 1, double alpha = 0.05,
                                  PairwiseCache* cache = nullptr);
 
+// A run's labels as "key=value,key=value", keys in order ("" when it has none).
+std::string LabelsText(const v1::Run& run);
+
 // format: csv | json | markdown (md) | html
 StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::string_view format);
 

@@ -80,6 +80,18 @@ double StandardError(const Variances& v, PlanQuestion q, size_t problems, int n)
   return std::sqrt((v.heterogeneity + v.sampling_sum / P / n) / P);
 }
 
+// The model's variances for one delta (z: SpreadQuantiles of the baseline, computed once by the
+// caller however many deltas or n it tries).
+Variances VariancesAt(const PowerModel& model, const std::vector<double>& z, double delta) {
+  const std::vector<double>& p = model.baseline;
+  return VariancesOf(p, Shifted(p, z, ShiftFor(p, z, delta, model.tau), model.tau));
+}
+
+double PowerWith(const PowerModel& model, PlanQuestion q, const Variances& v, int n) {
+  return TwoSidedPower(v.mean_difference, StandardError(v, q, model.baseline.size(), n),
+                       model.alpha);
+}
+
 }  // namespace
 
 double NormalCdf(double x) {
@@ -126,19 +138,18 @@ std::vector<double> AlternativeRates(const std::vector<double>& baseline, double
 
 double ClosedFormPower(const PowerModel& model, PlanQuestion q, double delta, int n) {
   if (model.baseline.empty() || n < 1) return 0;
-  const Variances v =
-      VariancesOf(model.baseline, AlternativeRates(model.baseline, delta, model.tau));
-  return TwoSidedPower(v.mean_difference, StandardError(v, q, model.baseline.size(), n),
-                       model.alpha);
+  return PowerWith(model, q, VariancesAt(model, SpreadQuantiles(model.baseline.size()), delta), n);
 }
 
 int SamplesNeeded(const PowerModel& model, PlanQuestion q, double delta, int max_n) {
   max_n = std::min(max_n, kUnboundedSamples);
-  if (ClosedFormPower(model, q, delta, max_n) < model.power) return -1;
+  if (model.baseline.empty()) return -1;
+  const Variances v = VariancesAt(model, SpreadQuantiles(model.baseline.size()), delta);
+  if (PowerWith(model, q, v, max_n) < model.power) return -1;
   int lo = 1, hi = max_n;  // power grows with n
   while (lo < hi) {
     const int mid = lo + (hi - lo) / 2;
-    if (ClosedFormPower(model, q, delta, mid) >= model.power) {
+    if (PowerWith(model, q, v, mid) >= model.power) {
       hi = mid;
     } else {
       lo = mid + 1;
@@ -148,11 +159,14 @@ int SamplesNeeded(const PowerModel& model, PlanQuestion q, double delta, int max
 }
 
 double MinimumDetectableEffect(const PowerModel& model, PlanQuestion q, int n) {
+  if (model.baseline.empty() || n < 1) return NAN;
+  const std::vector<double> z = SpreadQuantiles(model.baseline.size());
+  auto power = [&](double delta) { return PowerWith(model, q, VariancesAt(model, z, delta), n); };
   double lo = 0, hi = 1 - Mean(model.baseline);  // differences upward, as far as rates can go
-  if (hi <= 0 || ClosedFormPower(model, q, hi, n) < model.power) return NAN;
+  if (hi <= 0 || power(hi) < model.power) return NAN;
   for (int it = 0; it < 60; ++it) {
     const double mid = (lo + hi) / 2;
-    (ClosedFormPower(model, q, mid, n) < model.power ? lo : hi) = mid;
+    (power(mid) < model.power ? lo : hi) = mid;
   }
   return hi;
 }

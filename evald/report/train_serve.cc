@@ -8,6 +8,7 @@
 #include "base/text_escape.h"
 #include "evald/eval/report_printer.h"
 #include "evald/metrics/run_comparison.h"
+#include "evald/report/report_values.h"
 
 namespace evald {
 
@@ -99,29 +100,6 @@ std::string Num(double v) {
   return fmt::format("{:.4f}", v);
 }
 
-double Get(const google::protobuf::Map<std::string, double>& m, int k, double missing = -1) {
-  auto it = m.find(std::to_string(k));
-  return it == m.end() ? missing : it->second;
-}
-
-const v1::CategoryAccuracy* CategoryOf(const v1::ServeVariant& v, const std::string& name) {
-  for (const auto& c : v.categories())
-    if (c.category() == name) return &c;
-  return nullptr;
-}
-
-// The serving figures shown, in order: label, unit, value.
-std::vector<std::tuple<std::string, std::string, double>> ServingFigures(
-    const v1::ServingMetrics& s) {
-  return {{"TTFT median", "ms", s.ttft().median_ms()},
-          {"TTFT p99", "ms", s.ttft().p99_ms()},
-          {"TPOT median", "ms", s.tpot().median_ms()},
-          {"ITL median", "ms", s.itl().median_ms()},
-          {"ITL p99", "ms", s.itl().p99_ms()},
-          {"E2E p99", "ms", s.e2e().p99_ms()},
-          {"output tokens/s", "tok/s", s.output_token_throughput()}};
-}
-
 std::string RenderMarkdown(const v1::TrainServeReport& r) {
   std::string out = "# " + MarkdownEscape(r.title()) + "\n\n| variant | baseline |";
   for (int k : r.k()) out += fmt::format(" pass@{} (95% CI) | delta pass@{} (95% CI, p) |", k, k);
@@ -133,9 +111,9 @@ std::string RenderMarkdown(const v1::TrainServeReport& r) {
     for (int k : r.k()) {
       const std::string key = std::to_string(k);
       auto ci = v.ci95().find(key);
-      out += Get(v.pass_at(), k) < 0
+      out += ValueAt(v.pass_at(), k) < 0
                  ? " - |"
-                 : fmt::format(" {} ({}-{}) |", Num(Get(v.pass_at(), k)),
+                 : fmt::format(" {} ({}-{}) |", Num(ValueAt(v.pass_at(), k)),
                                ci == v.ci95().end() ? "" : Num(ci->second.low()),
                                ci == v.ci95().end() ? "" : Num(ci->second.high()));
       auto d = v.delta().find(key);
@@ -154,25 +132,53 @@ std::string RenderMarkdown(const v1::TrainServeReport& r) {
   for (const auto& v : r.variants()) {
     out += "| " + MarkdownEscape(v.name()) + " |";
     for (const auto& c : r.categories()) {
-      const v1::CategoryAccuracy* a = CategoryOf(v, c);
+      const v1::CategoryAccuracy* a = FindCategory(v, c);
       out += a ? fmt::format(" {} ({}) |", Num(a->pass_at_1()), a->problems()) : " - |";
     }
     out += "\n";
   }
   out += "\n## Serving\n\n| variant |";
-  for (const auto& [label, unit, value] : ServingFigures(v1::ServingMetrics()))
-    out += fmt::format(" {} ({}) |", label, unit);
-  out += "\n|---|---|---|---|---|---|---|---|\n";
+  for (const auto& f : ServingFigures()) out += fmt::format(" {} |", f.label);
+  out += "\n|---|";
+  for (size_t i = 0; i < ServingFigures().size(); ++i) out += "---|";
+  out += "\n";
   for (const auto& v : r.variants()) {
     out += "| " + MarkdownEscape(v.name()) + " |";
-    for (const auto& [label, unit, value] : ServingFigures(v.serving()))
-      out += v.has_serving() ? fmt::format(" {:.1f} |", value) : " - |";
+    for (const auto& f : ServingFigures())
+      out += v.has_serving() ? fmt::format(" {:.1f} |", f.get(v.serving())) : " - |";
     out += "\n";
   }
   return out + "\nCategories: " + MarkdownEscape(r.category_rules()) + "\n";
 }
 
 }  // namespace
+
+const std::vector<ServingFigure>& ServingFigures() {
+  static const std::vector<ServingFigure> figures = {
+      {"TTFT median (ms)", [](const v1::ServingMetrics& s) { return s.ttft().median_ms(); },
+       "{:.1f}"},
+      {"TTFT p99 (ms)", [](const v1::ServingMetrics& s) { return s.ttft().p99_ms(); }, "{:.1f}"},
+      {"TPOT median (ms)", [](const v1::ServingMetrics& s) { return s.tpot().median_ms(); },
+       "{:.2f}"},
+      {"ITL median (ms)", [](const v1::ServingMetrics& s) { return s.itl().median_ms(); },
+       "{:.2f}"},
+      {"ITL p99 (ms)", [](const v1::ServingMetrics& s) { return s.itl().p99_ms(); }, "{:.2f}"},
+      {"E2E p99 (ms)", [](const v1::ServingMetrics& s) { return s.e2e().p99_ms(); }, "{:.1f}"},
+      {"output tokens/s", [](const v1::ServingMetrics& s) { return s.output_token_throughput(); },
+       "{:.1f}"}};
+  return figures;
+}
+
+double ValueAt(const google::protobuf::Map<std::string, double>& values, int k) {
+  auto it = values.find(std::to_string(k));
+  return it == values.end() ? -1 : it->second;
+}
+
+const v1::CategoryAccuracy* FindCategory(const v1::ServeVariant& v, const std::string& name) {
+  for (const auto& c : v.categories())
+    if (c.category() == name) return &c;
+  return nullptr;
+}
 
 std::string RenderTrainServeHtml(const v1::TrainServeReport& report);
 

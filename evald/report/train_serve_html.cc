@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/text_escape.h"
+#include "evald/report/report_values.h"
 #include "evald/report/train_serve.h"
 
 namespace evald {
@@ -20,11 +21,6 @@ const char* const kColors[] = {"#1565c0", "#c62828", "#2e7d32", "#ef6c00",
 
 const char* Color(int i) {
   return kColors[i % 8];
-}
-
-double At(const google::protobuf::Map<std::string, double>& m, int k) {
-  auto it = m.find(std::to_string(k));
-  return it == m.end() ? -1 : it->second;
 }
 
 std::string Cell(int variant, const std::string& metric, double value, const char* format) {
@@ -46,7 +42,7 @@ std::string AccuracyTable(const v1::TrainServeReport& r) {
                        XmlEscape(v.name()), v.baseline() ? " (baseline)" : "", XmlEscape(v.run()));
     for (int k : r.k()) {
       const std::string key = std::to_string(k);
-      const double value = At(v.pass_at(), k);
+      const double value = ValueAt(v.pass_at(), k);
       out += value < 0 ? "<td>-</td>" : Cell(i, "pass@" + key, value, "{:.4f}");
       auto ci = v.ci95().find(key);
       out += ci == v.ci95().end()
@@ -89,7 +85,7 @@ std::string AccuracyPlot(const v1::TrainServeReport& r, int k) {
   }
   for (int i = 0; i < r.variants_size(); ++i) {
     const auto& v = r.variants(i);
-    const double value = At(v.pass_at(), k);
+    const double value = ValueAt(v.pass_at(), k);
     if (value < 0) continue;
     const int y = 22 + i * row;
     auto ci = v.ci95().find(std::to_string(k));
@@ -141,32 +137,17 @@ std::string BarPlot(const std::string& id, const std::vector<std::string>& group
   return svg + "</svg>\n";
 }
 
-std::vector<std::tuple<std::string, double (*)(const v1::ServingMetrics&), const char*>> Figures() {
-  return {
-      {"TTFT median (ms)", [](const v1::ServingMetrics& s) { return s.ttft().median_ms(); },
-       "{:.1f}"},
-      {"TTFT p99 (ms)", [](const v1::ServingMetrics& s) { return s.ttft().p99_ms(); }, "{:.1f}"},
-      {"TPOT median (ms)", [](const v1::ServingMetrics& s) { return s.tpot().median_ms(); },
-       "{:.2f}"},
-      {"ITL median (ms)", [](const v1::ServingMetrics& s) { return s.itl().median_ms(); },
-       "{:.2f}"},
-      {"ITL p99 (ms)", [](const v1::ServingMetrics& s) { return s.itl().p99_ms(); }, "{:.2f}"},
-      {"E2E p99 (ms)", [](const v1::ServingMetrics& s) { return s.e2e().p99_ms(); }, "{:.1f}"},
-      {"output tokens/s", [](const v1::ServingMetrics& s) { return s.output_token_throughput(); },
-       "{:.1f}"}};
-}
-
 std::string ServingSection(const v1::TrainServeReport& r) {
   std::string table = "<table id=\"serving\"><thead><tr><th>variant</th><th>backend</th>";
-  for (const auto& [label, get, format] : Figures()) table += "<th>" + XmlEscape(label) + "</th>";
+  for (const auto& f : ServingFigures()) table += "<th>" + XmlEscape(f.label) + "</th>";
   table += "</tr></thead><tbody>\n";
   std::vector<std::string> groups;
   std::vector<std::vector<double>> values;
-  for (const auto& [label, get, format] : Figures()) {
-    groups.push_back(label);
+  for (const auto& f : ServingFigures()) {
+    groups.push_back(f.label);
     values.emplace_back();
     for (const auto& v : r.variants())
-      values.back().push_back(v.has_serving() ? get(v.serving()) : -1);
+      values.back().push_back(v.has_serving() ? f.get(v.serving()) : -1);
   }
   for (int i = 0; i < r.variants_size(); ++i) {
     const auto& v = r.variants(i);
@@ -174,8 +155,8 @@ std::string ServingSection(const v1::TrainServeReport& r) {
         "<tr><th style=\"color:{}\">{}</th><td>{}</td>", Color(i), XmlEscape(v.name()),
         v.has_serving() ? XmlEscape(v.serving().backend() + " " + v.serving().hardware())
                         : "(uploaded samples)");
-    for (const auto& [label, get, format] : Figures())
-      table += v.has_serving() ? Cell(i, label, get(v.serving()), format) : "<td>-</td>";
+    for (const auto& f : ServingFigures())
+      table += v.has_serving() ? Cell(i, f.label, f.get(v.serving()), f.format) : "<td>-</td>";
     table += "</tr>\n";
   }
   table += "</tbody></table>\n";
@@ -196,9 +177,7 @@ std::string CategorySection(const v1::TrainServeReport& r) {
     const auto& v = r.variants(i);
     table += fmt::format("<tr><th style=\"color:{}\">{}</th>", Color(i), XmlEscape(v.name()));
     for (size_t g = 0; g < groups.size(); ++g) {
-      const v1::CategoryAccuracy* found = nullptr;
-      for (const auto& c : v.categories())
-        if (c.category() == groups[g]) found = &c;
+      const v1::CategoryAccuracy* found = FindCategory(v, groups[g]);
       if (!found) {
         table += "<td>-</td>";
         continue;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "base/clock.h"
 #include "evald/proto/records.pb.h"
 
 namespace evald {
@@ -38,9 +39,7 @@ GradingInFlight::Attempt GradingInFlight::Begin(const std::string& key, const st
   }
   ++running_;
   record.set_attempts(record.attempts() + 1);
-  record.set_started_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count());
+  record.set_started_unix_ms(UnixMillis());
   (void)store_->Put(Family::kInFlight, key, record);
   return Attempt(this, suspect);
 }

@@ -286,11 +286,9 @@ void GradingSession::Simulate(SandboxWorker& worker, const Problem& problem,
   auto t0 = std::chrono::steady_clock::now();
   MaybeInjectCrash(code);
   const Simulator& sim = SimulatorOf(problem.name);
-  SimulatorLimits limits = LimitsForProblem(sim.base, cal, options_.simulate_timeout_ms);
-  // Not where the reference itself runs into the testbench's TIMEOUT: there the benchmark's
-  // letter of a full run is 'T' for every sample (its log has the TIMEOUT line), and stopping
-  // early would change it (measured on references + mutants: bench/eval_throughput.sh).
-  limits.stop_at_first_mismatch = sim.key_limits.stop_at_first_mismatch && !cal.testbench_timeout;
+  // key_limits: the base limits with the session's fixed timeout and early-stop choice.
+  const SimulatorLimits limits =
+      LimitsForProblem(sim.key_limits, cal, options_.simulate_timeout_ms);
   out->verdict = GradeDesign(worker, sim.kind, limits, problem, code, &cal);
   out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out->source = VerdictSource::kSimulated;

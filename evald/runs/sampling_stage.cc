@@ -5,21 +5,12 @@
 #include <chrono>
 #include <mutex>
 
+#include "base/clock.h"
 #include "evald/runs/run_sampling.h"
 #include "evald/runs/sample_plan.h"
 #include "evald/store/store.h"
 
 namespace evald {
-
-namespace {
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 PromptOptions PromptOptionsOf(const v1::RunSpec& spec) {
   PromptOptions o;
@@ -120,7 +111,7 @@ void SamplingStage::Accept(v1::StoredSample* s, const GeneratedSample& g, bool f
   rec.set_index(s->index());
   rec.set_completion(g.text);
   rec.set_completion_tokens(std::max(0, g.completion_tokens));
-  rec.set_created_unix_ms(NowMs());
+  rec.set_created_unix_ms(UnixMillis());
   sink.Generated(s, &rec, RecordKey(*s));
 }
 

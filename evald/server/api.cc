@@ -84,10 +84,7 @@ RunFilter FilterFromQuery(std::map<std::string, std::string>& query) {
   RunFilter f;
   f.checkpoint_id = query["checkpoint"];
   f.dataset = query["dataset"];
-  const std::string& label = query["label"];
-  size_t eq = label.find('=');
-  f.label_key = label.substr(0, eq);
-  if (eq != std::string::npos) f.label_value = label.substr(eq + 1);
+  f.SetLabel(query["label"]);
   return f;
 }
 

@@ -43,7 +43,7 @@ class RunExecution : public SamplingSink {
                  const std::string& record_key) override;
   void Failed(const std::vector<v1::StoredSample*>& samples, bool cancelled) override;
 
-  // The run record under the progress lock (for saving it at the end).
+  // Adds to the run's sampling time, under the progress lock.
   void AddSamplingSeconds(double seconds);
 
  private:

@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "base/clock.h"
 #include "base/hash.h"
 #include "datasets/prompt_builder.h"
 #include "evald/eval/samples_reader.h"
@@ -19,19 +20,13 @@ namespace evald {
 
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 bool Terminal(v1::RunState s) {
   return s == v1::SUCCEEDED || s == v1::FAILED || s == v1::CANCELLED;
 }
 
 // Time-ordered, unique ids: readable in listings, sortable by creation.
 std::string NewId(const char* prefix) {
-  return fmt::format("{}-{:013d}-{}", prefix, NowMs(), RandomHex(4));
+  return fmt::format("{}-{:013d}-{}", prefix, UnixMillis(), RandomHex(4));
 }
 
 }  // namespace
@@ -76,11 +71,11 @@ Status RunManager::PutCheckpoint(v1::Checkpoint* checkpoint) {
   if (checkpoint->name().size() > 256) return Status::InvalidArgument("checkpoint name too long");
   EVALD_RETURN_IF_ERROR(NormalizeCheckpoint(checkpoint));
   checkpoint->set_id(NewId("ck"));
-  checkpoint->set_created_unix_ms(NowMs());
+  checkpoint->set_created_unix_ms(UnixMillis());
   return store_->Put(Family::kCheckpoints, checkpoint->id(), *checkpoint);
 }
 
-StatusOr<const Dataset*> RunManager::LoadDataset(const std::string& name, Task task) {
+StatusOr<const Dataset*> RunManager::FindDataset(const std::string& name, Task task) {
   std::string key = name + "/" + std::string(TaskName(task));
   std::lock_guard<std::mutex> lock(mu_);
   auto it = datasets_.find(key);
@@ -148,14 +143,14 @@ StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& sam
   if (!task.ok()) return task.status();
   GradingOptions choice;
   EVALD_RETURN_IF_ERROR(ApplySimulatorChoice(spec.simulator(), &choice));
-  auto ds = LoadDataset(spec.dataset(), *task);
+  auto ds = FindDataset(spec.dataset(), *task);
   if (!ds.ok()) return ds.status();
 
   v1::Run run;
   run.set_id(NewId("run"));
   *run.mutable_spec() = spec;
   run.set_state(v1::QUEUED);
-  run.set_created_unix_ms(NowMs());
+  run.set_created_unix_ms(UnixMillis());
   auto batch = store_->NewBatch();
   if (spec.backend() != "samples") {
     EVALD_RETURN_IF_ERROR(AddSamplingSamples(spec, **ds, *task, &run, &batch));
@@ -274,7 +269,7 @@ Status RunManager::Cancel(const std::string& id, const std::string& reason) {
     queue_.erase(it);
     run->set_state(v1::CANCELLED);
     run->set_state_reason(reason.empty() ? "cancelled before it started" : reason);
-    run->set_finished_unix_ms(NowMs());
+    run->set_finished_unix_ms(UnixMillis());
     ++counters_.runs_cancelled;
     return store_->Put(Family::kRuns, id, *run);
   }
@@ -321,7 +316,7 @@ void RunManager::Finish(v1::Run* run, v1::RunState state, const std::string& rea
   }
   run->set_state(state);
   run->set_state_reason(reason);
-  run->set_finished_unix_ms(NowMs());
+  run->set_finished_unix_ms(UnixMillis());
   if (!SaveRunDurably(*run))
     spdlog::error("run {}: stopped before its end could be stored", run->id());
   if (state == v1::SUCCEEDED) ++counters_.runs_succeeded;
@@ -424,7 +419,7 @@ Status RunManager::ExecuteRun(v1::Run* run) {
   if (!task.ok()) return task.status();
   GradingOptions choice;
   EVALD_RETURN_IF_ERROR(ApplySimulatorChoice(run->spec().simulator(), &choice));
-  auto ds = LoadDataset(run->spec().dataset(), *task);
+  auto ds = FindDataset(run->spec().dataset(), *task);
   if (!ds.ok()) return ds.status();
   const bool sampling = run->spec().backend() != "samples" && !run->spec().backend().empty();
   auto progress = ScanProgress(*store_, run->id(), sampling);
@@ -434,7 +429,7 @@ Status RunManager::ExecuteRun(v1::Run* run) {
   run->set_generation_errors(0);
   run->set_state(v1::RUNNING);
   run->set_state_reason("");
-  if (run->started_unix_ms() == 0) run->set_started_unix_ms(NowMs());
+  if (run->started_unix_ms() == 0) run->set_started_unix_ms(UnixMillis());
   if (!SaveRunDurably(*run)) return Stopping();
 
   // The backend comes first: a checkpoint that cannot be loaded fails the run before any

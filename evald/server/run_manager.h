@@ -42,6 +42,13 @@ struct RunFilter {
   std::string dataset;
   std::string label_key, label_value;
   bool with_problems = false;  // keep per-problem results (leaderboard tiers need them)
+
+  // "KEY" (any value) or "KEY=VALUE".
+  void SetLabel(const std::string& label) {
+    const size_t eq = label.find('=');
+    label_key = label.substr(0, eq);
+    label_value = eq == std::string::npos ? "" : label.substr(eq + 1);
+  }
 };
 
 class RunManager {
@@ -78,9 +85,7 @@ class RunManager {
   StatusOr<v1::EvalReport> Report(const std::string& run_id) const;
 
   // A dataset runs may name (loaded once, kept).
-  StatusOr<const Dataset*> FindDataset(const std::string& name, Task task) {
-    return LoadDataset(name, task);
-  }
+  StatusOr<const Dataset*> FindDataset(const std::string& name, Task task);
 
   int QueueDepth() const;
   const RunCounters& counters() const { return counters_; }
@@ -107,7 +112,6 @@ class RunManager {
   // so that every accepted run finishes once space returns; false only when stopping.
   bool WriteDurably(Store::Batch& batch, const std::string& run_id);
   bool SaveRunDurably(const v1::Run& run);
-  StatusOr<const Dataset*> LoadDataset(const std::string& name, Task task);
   void Finish(v1::Run* run, v1::RunState state, const std::string& reason);
   // Writes the new run with its samples in one batch and queues it.
   Status StoreAndQueue(const v1::Run& run, Store::Batch* batch);

@@ -1,6 +1,7 @@
 #include "evald/server/train_serve_runs.h"
 
 #include "datasets/problem_category.h"
+#include "evald/leaderboard/leaderboard.h"
 #include "evald/report/train_serve.h"
 
 namespace evald {
@@ -10,9 +11,7 @@ namespace {
 std::string NameOf(const v1::Run& run, const std::map<std::string, v1::Checkpoint>& cks) {
   if (!run.spec().name().empty()) return run.spec().name();
   auto ck = cks.find(run.spec().checkpoint_id());
-  std::string labels;
-  std::map<std::string, std::string> sorted(run.spec().labels().begin(), run.spec().labels().end());
-  for (const auto& [k, v] : sorted) labels += (labels.empty() ? "" : ",") + k + "=" + v;
+  const std::string labels = LabelsText(run);
   if (ck != cks.end()) return ck->second.name() + (labels.empty() ? "" : " [" + labels + "]");
   return labels.empty() ? run.id() : labels;
 }

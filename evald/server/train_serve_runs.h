@@ -11,8 +11,8 @@
 
 namespace evald {
 
-// `baseline`: a run id among the selected ones ("" = the first by creation). `datasets`: the
-// dataset paths the runs may name (the daemon's own; "builtin" is always known).
+// `baseline`: a run id among the selected ones ("" = the first by creation). Problem categories
+// come from the datasets the runs name, as the run manager knows them.
 StatusOr<v1::TrainServeReport> TrainServeFromStore(RunManager& runs, const RunFilter& filter,
                                                    const std::string& baseline,
                                                    const std::string& title);

@@ -14,6 +14,7 @@
 
 #include <chrono>
 
+#include "base/clock.h"
 #include "base/hash.h"
 
 #include "evald/proto/records.pb.h"
@@ -180,9 +181,7 @@ std::optional<v1::SampleResult> Store::LookupVerdict(const std::string& key) con
 Status Store::StoreVerdict(const std::string& key, const v1::SampleResult& result) {
   v1::CachedVerdict cached;
   *cached.mutable_result() = result;
-  cached.set_created_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count());
+  cached.set_created_unix_ms(UnixMillis());
   return Put(Family::kVerdictCache, key, cached);
 }
 
