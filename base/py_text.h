@@ -27,6 +27,10 @@ std::string_view Strip(std::string_view s);
 std::string_view LStrip(std::string_view s);
 std::string_view RStrip(std::string_view s);
 
+// str.split() with no arguments, for ASCII blanks only (space, tab): fields of a tool's table
+// row. Empty fields are never produced.
+std::vector<std::string_view> SplitBlanks(std::string_view line);
+
 // "\n".join(lines)
 std::string JoinLines(const std::vector<std::string>& lines);
 

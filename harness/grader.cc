@@ -228,7 +228,23 @@ DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
     run.ipc_objects_left += response->ipc_objects_removed();
     run.response = std::move(*response);
   }
+  run.compiled = std::move(compiled);
   return run;
+}
+
+StatusOr<std::string> CheckedDesignText(SandboxWorker& worker, SimulatorKind simulator,
+                                        const SimulatorLimits& limits, const std::string& design) {
+  DesignRun run;
+  run.nonce = RandomHex(8);
+  run.integrity = CheckDesignIntegrity(design);
+  if (run.integrity.violation) return Status::InvalidArgument(run.integrity.reason);
+  std::string compiled;
+  if (!PreprocessAndCheck(worker, simulator, limits, design, &run, &compiled)) {
+    if (!run.status.ok()) return run.status;
+    return Status::InvalidArgument(run.integrity.violation ? run.integrity.reason
+                                                           : "the preprocessor refused the design");
+  }
+  return compiled;
 }
 
 Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "datasets/dataset.h"
+#include "harness/cross_check.h"
 #include "harness/integrity_check.h"
 #include "harness/simulator.h"
 #include "sandbox/sandbox_worker.h"
@@ -45,6 +46,10 @@ struct Verdict {
   // memory-limit kill (the cgroup is the worker's), the wall-clock backstop, state found left
   // behind. Such verdicts are reported but never cached.
   bool cacheable = true;
+  // The second and third opinions (formal, synthesis) when they were asked for; cached
+  // separately from the simulation verdict (CrossCheckKey).
+  bool cross_checked = false;
+  CrossCheck cross;
 };
 
 // The raw outcome of compiling and simulating one design: what the sandbox returned.
@@ -62,6 +67,7 @@ struct DesignRun {
   sandbox::StepResult preprocess;  // the simulator's preprocessor over the design alone
   sandbox::JobResponse response;   // compile and simulate, when the checks let it run
   int ipc_objects_left = 0;        // System V IPC objects the jobs left behind
+  std::string compiled;            // the checked, preprocessed text that was compiled
 };
 
 DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,
@@ -77,6 +83,11 @@ Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::st
 Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,
                     const Problem& problem, const std::string& design,
                     const Calibration* calibration);
+
+// The design as it is compiled for grading: checked as written, preprocessed in the sandbox,
+// checked again. What formal checks and synthesis read, so that they see what simulation saw.
+StatusOr<std::string> CheckedDesignText(SandboxWorker& worker, SimulatorKind simulator,
+                                        const SimulatorLimits& limits, const std::string& design);
 
 // The sandbox deadline for a whole job under these limits.
 std::chrono::milliseconds JobDeadline(const SimulatorLimits& limits);

@@ -38,8 +38,7 @@ uint32_t SimulateWallMs(const SimulatorLimits& limits) {
   return SimulateCpuSeconds(limits) * 2000 + 20000;
 }
 
-namespace {
-sandbox::StepSpec Step(const SimulatorLimits& l, bool compile) {
+sandbox::StepSpec StepUnderLimits(const SimulatorLimits& l, bool compile) {
   sandbox::StepSpec s;
   if (compile) {
     s.set_timeout_ms(l.compile_timeout_ms);
@@ -55,7 +54,6 @@ sandbox::StepSpec Step(const SimulatorLimits& l, bool compile) {
   s.set_max_open_files(l.max_open_files);
   return s;
 }
-}  // namespace
 
 sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& bench,
                                        const std::string& design, const std::string& nonce,
@@ -67,9 +65,9 @@ sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& 
   (*job.mutable_files())[f.reference] = bench.reference;
   job.set_stop_on_failure(true);
   auto* compile = job.add_steps();
-  *compile = Step(limits, true);
+  *compile = StepUnderLimits(limits, true);
   auto* run = job.add_steps();
-  *run = Step(limits, false);
+  *run = StepUnderLimits(limits, false);
   // The simulation finds only its compiled binary: not the sources (testbench, reference).
   run->add_keep_only(kind == SimulatorKind::kIcarus ? f.binary : "obj/" + f.binary);
   if (kind == SimulatorKind::kIcarus) {
@@ -102,7 +100,7 @@ sandbox::JobRequest BuildPreprocessJob(SimulatorKind kind, const std::string& de
   JobFiles f = JobFileNames(nonce);
   (*job.mutable_files())[f.design] = design;  // alone: an `include finds nothing of the problem
   auto* step = job.add_steps();
-  *step = Step(limits, true);
+  *step = StepUnderLimits(limits, true);
   step->set_timeout_ms(std::min<uint32_t>(limits.compile_timeout_ms, 20000));
   step->set_file_size_bytes(kMaxPreprocessedBytes + 1);
   if (kind == SimulatorKind::kIcarus) {
@@ -123,7 +121,7 @@ sandbox::JobRequest BuildPreprocessJob(SimulatorKind kind, const std::string& de
 sandbox::JobRequest BuildVersionJob(SimulatorKind kind) {
   sandbox::JobRequest job;
   auto* step = job.add_steps();
-  *step = Step(SimulatorLimits{}, true);
+  *step = StepUnderLimits(SimulatorLimits{}, true);
   step->set_timeout_ms(20000);
   if (kind == SimulatorKind::kIcarus) {
     step->add_argv("iverilog");

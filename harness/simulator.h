@@ -41,6 +41,10 @@ SimulatorLimits DefaultLimits(SimulatorKind kind);
 uint32_t SimulateCpuSeconds(const SimulatorLimits& limits);
 uint32_t SimulateWallMs(const SimulatorLimits& limits);
 
+// A sandbox step under these limits: a compile step (its timeout and address space) or a
+// simulation step (the CPU-time limit and its wall-clock backstop).
+sandbox::StepSpec StepUnderLimits(const SimulatorLimits& limits, bool compile);
+
 // Names of the files inside the scratch directory.
 struct JobFiles {
   std::string design, testbench, reference, binary, preprocessed;

@@ -4,10 +4,8 @@
 
 namespace evald {
 
-namespace {
-
-// Replaces whole-word occurrences of `name` (Verilog identifiers: letters, digits, _ and $).
-std::string RenameWord(const std::string& text, const std::string& name, const std::string& to) {
+std::string RenameIdentifier(const std::string& text, const std::string& name,
+                             const std::string& to) {
   std::string out;
   size_t pos = 0;
   auto ident = [](char c) {
@@ -26,6 +24,8 @@ std::string RenameWord(const std::string& text, const std::string& name, const s
   out.append(text, pos, std::string::npos);
   return out;
 }
+
+namespace {
 
 // Puts `tag` in front of the text of every `$display("TIMEOUT"` (blanks allowed around the
 // parenthesis), in one pass.
@@ -60,11 +60,11 @@ StatusOr<HardenedBench> HardenTestbench(const std::string& testbench, const std:
   h.top = "tb_" + nonce;
   std::string tb = testbench, ref = reference;
   for (const char* scope : {"stim1", "good1", "top_module1", "stats1", "stimulus_gen"}) {
-    tb = RenameWord(tb, scope, std::string(scope) + "_" + nonce);
+    tb = RenameIdentifier(tb, scope, std::string(scope) + "_" + nonce);
   }
-  tb = RenameWord(tb, "tb", h.top);
-  tb = RenameWord(tb, "RefModule", "RefModule_" + nonce);
-  ref = RenameWord(ref, "RefModule", "RefModule_" + nonce);
+  tb = RenameIdentifier(tb, "tb", h.top);
+  tb = RenameIdentifier(tb, "RefModule", "RefModule_" + nonce);
+  ref = RenameIdentifier(ref, "RefModule", "RefModule_" + nonce);
 
   // Tag the result and timeout lines inside their format strings.
   if (tb.find("\"Mismatches:") == std::string::npos)
@@ -87,7 +87,7 @@ StatusOr<HardenedBench> HardenTestbench(const std::string& testbench, const std:
 }
 
 std::string ReferenceAsDesign(const std::string& reference) {
-  return RenameWord(reference, "RefModule", "TopModule");
+  return RenameIdentifier(reference, "RefModule", "TopModule");
 }
 
 }  // namespace evald

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${1:-30}"
-TARGETS=(check_integrity lex_verilog classify_output)
+TARGETS=(check_integrity lex_verilog classify_output parse_yosys_output)
 
 if ! command -v clang++ >/dev/null; then
   echo "fuzz_smoke: clang++ not found; skipped (scripts/install-deps.sh installs it)"
@@ -23,6 +23,7 @@ cp tests/hostile/*.sv "$seeds"/
 cp datasets/builtin/dataset_spec-to-rtl/*_ref.sv "$seeds"/
 printf 'Hint: x\nMismatches: 0 in 20 samples\n' >"$seeds/result.txt"
 printf '[evald-1] Mismatches: 3 in 7 samples\nTIMEOUT\nsyntax error\n' >"$seeds/tagged.txt"
+printf '     1 \\in_a   1   1   0001\n     1 \\gold_out  --  --  x1x0\n     1 \\gate_out 3 3 0011\n   Number of cells:   5\n     $_AND_  2\n(length=7)\n' >"$seeds/yosys.txt"
 
 passed=0 failed=0
 for t in "${TARGETS[@]}"; do

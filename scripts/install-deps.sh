@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config clang-format clang libclang-rt-14-dev
-  iverilog verilator perl make
+  iverilog verilator yosys perl make
   libboost1.81-dev libboost-url1.81-dev libprotobuf-dev protobuf-compiler librocksdb-dev libcurl4-openssl-dev
   libseccomp-dev libspdlog-dev libfmt-dev libcli11-dev libpcre2-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -39,6 +39,8 @@ std::string GgufSeed() {
 }
 
 const std::vector<std::string> kSeeds = {
+    "     1 \\in_a   1   1   0001\n     1 \\gold_out  --  --  x1x0\n     1 \\gate_out 3 3 "
+    "0011\n   Number of cells:   5\n     $_AND_  2\nLongest (length=7)\n",
     "data: {\"choices\":[{\"index\":0,\"text\":\"mod\",\"finish_reason\":null}]}\n\n"
     "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"\\u00e9\"}}],"
     "\"usage\":{\"prompt_tokens\":3}}\r\n\r\n: ping\ndata: [DONE]\n\n",
@@ -128,6 +130,9 @@ TEST(FuzzSmoke, Lexer) {
 }
 TEST(FuzzSmoke, SimulatorOutput) {
   RunTarget(fuzz::ClassifyOutput, 3000);
+}
+TEST(FuzzSmoke, YosysOutput) {
+  RunTarget(fuzz::ParseYosysOutput, 3000);
 }
 TEST(FuzzSmoke, GgufFiles) {
   RunTarget(fuzz::ParseGguf, 3000);

@@ -4,6 +4,7 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -35,11 +36,14 @@ bool Reference(const std::string& model, const std::string& request, google::pro
   for (size_t at = 0; (at = quoted.find('\'', at)) != std::string::npos; at += 4)
     quoted.replace(at, 1, "'\\''");
   // ES modules resolve packages from the script's own directory upwards (NODE_PATH does not
-  // apply): run a copy of the script placed beside the installed package.
+  // apply): run a copy of the script placed beside the installed package, named for this
+  // process (CTest runs these tests side by side; two copies to one name raced).
   std::string script_dir = testing::SourceDir() + "/.cache/node-llama-cpp";
+  std::string script = "llama_cpp_reference." + std::to_string(::getpid()) + ".mjs";
   std::string cmd = "cp " + testing::SourceDir() + "/tests/reference/llama_cpp_reference.mjs " +
-                    script_dir + "/ && cd " + script_dir + " && node llama_cpp_reference.mjs '" +
-                    model + "' '" + quoted + "' 2>/dev/null";
+                    script_dir + "/" + script + " && cd " + script_dir + " && node " + script +
+                    " '" + model + "' '" + quoted + "' 2>/dev/null; rm -f " + script_dir + "/" +
+                    script;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (!p) return false;
   std::string text;

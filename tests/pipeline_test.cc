@@ -32,12 +32,12 @@ class PipelineTest : public ::testing::Test {
 };
 
 // Runs the samples through the daemon's executor (in process, its own store) to the end.
-v1::EvalReport RunThroughDaemon(const std::string& dir, const std::string& jsonl) {
+v1::EvalReport RunThroughDaemon(const std::string& dir, const std::string& jsonl,
+                                v1::RunSpec spec = {}) {
   auto store = Store::Open(dir);
   EXPECT_TRUE(store.ok());
   RunManager runs(store->get(), RunManagerOptions{});
   EXPECT_TRUE(runs.Start().ok());
-  v1::RunSpec spec;
   spec.set_dataset("builtin");
   auto created = runs.CreateRun(spec, jsonl);
   EXPECT_TRUE(created.ok()) << created.status().ToString();
@@ -81,6 +81,14 @@ TEST_F(PipelineTest, TheCliAndTheDaemonGiveTheSameReport) {
     EXPECT_EQ(a.extraction().SerializeAsString(), b->extraction().SerializeAsString());
     EXPECT_EQ(a.deduplicated(), b->deduplicated());
     EXPECT_EQ(a.line(), b->line());
+    // Both grade with the default cross-checks: formal on every passing design.
+    EXPECT_EQ(a.formal().outcome(), b->formal().outcome());
+    EXPECT_EQ(a.formal().detail(), b->formal().detail());
+    EXPECT_EQ(a.cross_check(), b->cross_check());
+    EXPECT_EQ(a.strict_passed(), b->strict_passed());
+    if (a.passed() && !cli->cross_checks().yosys_version().empty()) {
+      EXPECT_EQ(a.formal().outcome(), "proven");
+    }
     deduplicated += a.deduplicated();
   }
   EXPECT_GT(deduplicated, 0);  // the built-in set repeats codes; each ran once in both
@@ -91,7 +99,37 @@ TEST_F(PipelineTest, TheCliAndTheDaemonGiveTheSameReport) {
   }
   for (const auto& [k, v] : cli->summary().pass_at())
     EXPECT_DOUBLE_EQ(v, daemon.summary().pass_at().at(k)) << "pass@" << k;
+  for (const auto& [k, v] : cli->summary().strict_pass_at())
+    EXPECT_DOUBLE_EQ(v, daemon.summary().strict_pass_at().at(k)) << "strict pass@" << k;
+  EXPECT_EQ(cli->cross_checks().formal(), daemon.cross_checks().formal());
   EXPECT_DOUBLE_EQ(cli->summary().benchmark_pass_rate(), daemon.summary().benchmark_pass_rate());
+}
+
+// A run spec's cross-checks reach the daemon's grading, and its report carries them.
+TEST_F(PipelineTest, TheDaemonGradesWithTheRunsCrossChecks) {
+  const std::string trojan =
+      "{\"problem\": \"Bi02_mux2_byte\", \"code\": \"module TopModule(input sel, input [7:0] a, "
+      "input [7:0] b, output logic [7:0] out);\\n  assign out = (sel && a == 8'hC3 && b == "
+      "8'h3C) ? 8'h00 : (sel ? b : a);\\nendmodule\\n\"}\n";
+  v1::RunSpec spec;
+  spec.mutable_cross_checks()->set_formal(true);
+  spec.mutable_cross_checks()->set_synthesis(true);
+  v1::EvalReport report = RunThroughDaemon(dir_, trojan, spec);
+  if (report.cross_checks().yosys_version().empty()) GTEST_SKIP() << "no yosys";
+  ASSERT_EQ(report.samples_size(), 1);
+  EXPECT_TRUE(report.samples(0).passed());
+  EXPECT_EQ(report.samples(0).cross_check(), "refuted") << report.samples(0).formal().detail();
+  EXPECT_TRUE(report.cross_checks().synthesis());
+  EXPECT_EQ(report.summary().formal_refuted(), 1);
+  EXPECT_DOUBLE_EQ(report.summary().strict_pass_at().at("1"), 0.0);
+  v1::RunSpec bad;
+  bad.mutable_cross_checks()->set_bound_cycles(5000);
+  auto store = Store::Open(dir_ + "-bad");
+  ASSERT_TRUE(store.ok());
+  RunManager runs(store->get(), RunManagerOptions{});
+  bad.set_dataset("builtin");
+  EXPECT_FALSE(runs.CreateRun(bad, trojan).ok());  // bounded: a request cannot make it spin
+  std::system(("rm -rf " + dir_ + "-bad").c_str());
 }
 
 TEST_F(PipelineTest, ConcurrentSubmissionsOfOneCodeSimulateOnce) {

@@ -11,6 +11,7 @@
 #include "evald/eval/report_printer.h"
 #include "evald/gate/ci_gate.h"
 #include "evald/metrics/run_comparison.h"
+#include "evald/runs/scoring.h"
 #include "evald/server/run_manager.h"
 #include "evald/store/store.h"
 
@@ -57,9 +58,26 @@ void PrintComparison(const v1::Comparison& c, std::ostream& out) {
 
 }  // namespace
 
+namespace {
+
+void AddMetricOption(CLI::App* cmd, std::string* metric) {
+  cmd->add_option("--metric", *metric,
+                  "simulation (the benchmark's rule) | strict (passes formal refutes count as "
+                  "failures; needs reports graded with --formal)");
+}
+
+StatusOr<v1::EvalReport> LoadReportFor(const std::string& what, const std::string& data,
+                                       const std::string& metric) {
+  auto report = LoadReport(what, data);
+  if (!report.ok()) return report.status();
+  return ReportForMetric(std::move(*report), metric);
+}
+
+}  // namespace
+
 void RegisterCompareCommand(CLI::App& app, std::function<int()>* run) {
   struct Flags {
-    std::string a, b, json, ks = "1,5", data;
+    std::string a, b, json, ks = "1,5", data, metric = "simulation";
     double alpha = 0.05;
   };
   auto f = std::make_shared<Flags>();
@@ -71,11 +89,12 @@ void RegisterCompareCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--k", f->ks, "pass@k values, comma separated");
   cmd->add_option("--alpha", f->alpha, "significance level")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--json", f->json, "write the comparison as JSON");
+  AddMetricOption(cmd, &f->metric);
   cmd->callback([cmd, f, run] {
     *run = [f]() -> int {
       auto ks = ParseKList(f->ks);
-      auto a = LoadReport(f->a, f->data);
-      auto b = LoadReport(f->b, f->data);
+      auto a = LoadReportFor(f->a, f->data, f->metric);
+      auto b = LoadReportFor(f->b, f->data, f->metric);
       for (const Status& st : {ks.status(), a.status(), b.status()}) {
         if (!st.ok()) return Fail(st);
       }
@@ -98,7 +117,7 @@ void RegisterCompareCommand(CLI::App& app, std::function<int()>* run) {
 
 void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
   struct Flags {
-    std::string report, baseline, thresholds, junit, markdown, data;
+    std::string report, baseline, thresholds, junit, markdown, data, metric = "simulation";
     double alpha = 0.05;
   };
   auto f = std::make_shared<Flags>();
@@ -114,6 +133,7 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--junit", f->junit, "write JUnit XML");
   cmd->add_option("--markdown", f->markdown, "write a Markdown summary");
+  AddMetricOption(cmd, &f->metric);
   cmd->callback([f, run] {
     *run = [f]() -> int {
       auto fail = [](const Status& st) {
@@ -121,7 +141,7 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
         std::cout << "gate: ERROR\n";
         return 2;
       };
-      auto report = LoadReport(f->report, f->data);
+      auto report = LoadReportFor(f->report, f->data, f->metric);
       if (!report.ok()) return fail(report.status());
       GateOptions opts;
       opts.alpha = f->alpha;
@@ -132,7 +152,7 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
       }
       std::optional<v1::EvalReport> baseline;
       if (!f->baseline.empty()) {
-        auto b = LoadReport(f->baseline, f->data);
+        auto b = LoadReportFor(f->baseline, f->data, f->metric);
         if (!b.ok()) return fail(b.status());
         baseline = std::move(*b);
         opts.baseline = &*baseline;

@@ -12,8 +12,10 @@
 #include "datasets/dataset.h"
 #include "datasets/problem_category.h"
 #include "datasets/prompt_builder.h"
+#include "evald/cli/cross_check_flags.h"
 #include "evald/cli/report_io.h"
 #include "evald/eval/report_printer.h"
+#include "evald/runs/dataset_audit.h"
 #include "evald/runs/evaluation.h"
 #include "evald/runs/grading_session.h"
 #include "evald/store/store.h"
@@ -81,6 +83,7 @@ struct EvalFlags {
   std::string samples, json_out, ks = "1,5", data_dir;
   uint32_t sim_timeout_s = 0;
   bool exact_counts = false;
+  CrossCheckFlags cross;
 };
 
 int RunEval(const EvalFlags& f) {
@@ -92,6 +95,9 @@ int RunEval(const EvalFlags& f) {
   opts.ks = *ks;
   if (f.sim_timeout_s > 0) opts.simulate_timeout_ms = f.sim_timeout_s * 1000;
   opts.exact_mismatch_counts = f.exact_counts;
+  auto cross = CrossCheckOptionsOf(f.cross);
+  if (!cross.ok()) return Fail(cross.status());
+  opts.cross = *cross;
   opts.progress = MakeProgress();
   std::unique_ptr<Store> store;
   if (!f.data_dir.empty()) {
@@ -128,6 +134,32 @@ int RunCheck(const CommonFlags& flags, const std::string& json_out) {
   PrintDatasetCheck(*report, std::cout);
   if (!json_out.empty()) {
     if (Status st = WriteJson(*report, json_out); !st.ok()) return Fail(st);
+  }
+  return 0;
+}
+
+struct AuditFlags {
+  CommonFlags common;
+  CrossCheckFlags cross;
+  std::vector<std::string> problems;
+  size_t per_kind = 4;
+  std::string json_out;
+};
+
+int RunAudit(const AuditFlags& f) {
+  AuditOptions opts;
+  auto ds = LoadFor(f.common, &opts.eval);
+  if (!ds.ok()) return Fail(ds.status());
+  auto cross = CrossCheckOptionsOf(f.cross);
+  if (!cross.ok()) return Fail(cross.status());
+  opts.eval.cross = *cross;
+  opts.problems = f.problems;
+  opts.mutants_per_kind = f.per_kind;
+  auto report = AuditDataset(*ds, opts);
+  if (!report.ok()) return Fail(report.status());
+  PrintDatasetAudit(*report, std::cout);
+  if (!f.json_out.empty()) {
+    if (Status st = WriteJson(*report, f.json_out); !st.ok()) return Fail(st);
   }
   return 0;
 }
@@ -188,6 +220,7 @@ void RegisterEvalCommand(CLI::App& app, std::function<int()>* run) {
   eval->add_flag("--exact-counts", f->exact_counts,
                  "simulate wrong designs to the end for exact mismatch counts (slower; by "
                  "default a simulation stops at its first mismatch, same verdicts)");
+  AddCrossCheckFlags(eval, &f->cross);
   eval->callback([f, run] { *run = [f] { return RunEval(*f); }; });
 }
 
@@ -201,6 +234,18 @@ void RegisterDatasetCommands(CLI::App& app, std::function<int()>* run) {
   AddCommon(check, check_flags.get());
   check->add_option("--json", *check_json, "write the report as JSON");
   check->callback([=] { *run = [=] { return RunCheck(*check_flags, *check_json); }; });
+
+  auto a = std::make_shared<AuditFlags>();
+  auto* audit = dataset->add_subcommand(
+      "audit",
+      "how good each testbench is: mutants of the reference graded by simulation and formal");
+  AddCommon(audit, &a->common);
+  AddCrossCheckFlags(audit, &a->cross);
+  audit->add_option("--problems", a->problems, "only these problems")->delimiter(',');
+  audit->add_option("--per-kind", a->per_kind, "mutants of each kind per problem")
+      ->check(CLI::Range(1, 50));
+  audit->add_option("--json", a->json_out, "write the report as JSON");
+  audit->callback([=] { *run = [=] { return RunAudit(*a); }; });
 
   auto p = std::make_shared<PromptFlags>();
   auto* prompts = dataset->add_subcommand(

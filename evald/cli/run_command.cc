@@ -10,8 +10,10 @@
 #include <memory>
 #include <thread>
 
+#include "evald/cli/cross_check_flags.h"
 #include "evald/cli/report_io.h"
 #include "evald/eval/report_printer.h"
+#include "evald/runs/cross_check_settings.h"
 #include "evald/server/run_manager.h"
 #include "evald/store/store.h"
 
@@ -41,6 +43,7 @@ struct Flags {
   bool rules = false, explain = false, system_in_prompt = false, no_stream = false,
        exact_counts = false;
   std::string data, json_out;
+  CrossCheckFlags cross;
 };
 
 v1::Checkpoint CheckpointOf(const Flags& f) {
@@ -81,6 +84,9 @@ StatusOr<v1::RunSpec> SpecOf(const Flags& f, const std::string& checkpoint_id,
   spec.set_task(f.task);
   spec.set_simulator(f.simulator);
   spec.set_exact_mismatch_counts(f.exact_counts);
+  auto cross = CrossCheckOptionsOf(f.cross);
+  if (!cross.ok()) return cross.status();
+  *spec.mutable_cross_checks() = CrossCheckSettingsOf(*cross);
   for (int k : ks) spec.add_k(k);
   for (const auto& p : f.problems) spec.add_problems(p);
   spec.mutable_prompt()->set_shots(f.shots);
@@ -222,6 +228,7 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes in parallel")->check(CLI::Range(1, 256));
   cmd->add_flag("--exact-counts", f->exact_counts,
                 "simulate wrong designs to the end for exact mismatch counts (slower)");
+  AddCrossCheckFlags(cmd, &f->cross);
   cmd->add_option("--decode-threads", f->decode_threads, "threads of the decoding core")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--timeout", f->timeout_s, "seconds per request attempt");

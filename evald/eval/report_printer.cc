@@ -52,7 +52,11 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
       v += letter;
       ++i;
     }
-    out << row << "  " << v << (p.gradable() ? "" : "  (ungradable)") << "\n";
+    std::string cross;
+    if (p.formal_refuted() > 0) cross += fmt::format("  formal refutes {}", p.formal_refuted());
+    if (p.formal_proven_failures() > 0)
+      cross += fmt::format("  formal proves {} failure(s)", p.formal_proven_failures());
+    out << row << "  " << v << (p.gradable() ? "" : "  (ungradable)") << cross << "\n";
   }
   const auto& s = report.summary();
   out << "\n"
@@ -98,7 +102,76 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
       out << fmt::format("  line {}: {}\n", e.line(), EscapeControl(e.message()));
     }
   }
+  if (report.cross_checks().formal() || report.cross_checks().synthesis())
+    PrintCrossChecks(report, out);
   if (report.has_serving()) PrintServingMetrics(report.serving(), out);
+}
+
+void PrintDatasetAudit(const v1::DatasetAuditReport& report, std::ostream& out) {
+  size_t width = 8;
+  for (const auto& p : report.problems()) width = std::max(width, p.problem().size());
+  out << fmt::format("{:<{}} {:>5} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>7}  self\n",
+                     "problem", width, "mut", "invalid", "equiv", "bound", "differ", "caught",
+                     "missed", "unknwn", "missed%");
+  for (const auto& p : report.problems()) {
+    if (!p.gradable()) {
+      out << fmt::format("{:<{}} (ungradable: {})\n", p.problem(), width,
+                         EscapeControl(p.note().substr(0, 100)));
+      continue;
+    }
+    out << fmt::format("{:<{}} {:>5} {:>7} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6.0f}%  {}\n",
+                       p.problem(), width, p.mutants(), p.invalid(), p.equivalent(), p.bounded(),
+                       p.different(), p.caught(), p.missed(), p.unknown(), 100 * p.missed_share(),
+                       p.self_check());
+  }
+  out << fmt::format(
+      "\n{} mutants; {} formally different, of which the testbenches miss {} ({:.1f}%); {} "
+      "problem(s) whose testbench misses at least one\n",
+      report.mutants(), report.different(), report.missed(), 100 * report.missed_share(),
+      report.weak_problems());
+  for (const auto& p : report.problems())
+    for (const auto& m : p.details())
+      if (m.finding() == "missed")
+        out << fmt::format("  missed: {} {} ({}): {}\n", p.problem(), m.description(), m.kind(),
+                           EscapeControl(m.detail().substr(0, 160)));
+}
+
+void PrintCrossChecks(const v1::EvalReport& report, std::ostream& out) {
+  const auto& s = report.summary();
+  const auto& x = report.cross_checks();
+  if (x.formal()) {
+    std::string outcomes;
+    for (const auto& [name, n] : s.formal_outcomes()) outcomes += fmt::format(" {}:{}", name, n);
+    out << fmt::format("formal ({} samples, K={} cycles, {} s budget, {}):{}\n",
+                       x.formal_failures() ? "passing and failing" : "passing", x.bound_cycles(),
+                       x.cpu_seconds(), x.yosys_version(), outcomes);
+    out << fmt::format(
+        "  simulation passes refuted by a replayed counterexample: {}; simulation failures "
+        "proven equivalent: {}\n",
+        s.formal_refuted(), s.formal_proven_failures());
+    for (int k : report.k()) {
+      const std::string key = std::to_string(k);
+      auto it = s.strict_pass_at().find(key);
+      auto ci = s.strict_ci95().find(key);
+      if (it == s.strict_pass_at().end() || ci == s.strict_ci95().end()) continue;
+      out << fmt::format("  strict pass@{:<3} = {:.4f}  95% CI [{:.4f}, {:.4f}]\n", k, it->second,
+                         ci->second.low(), ci->second.high());
+    }
+    int shown = 0;
+    for (const auto& r : report.samples()) {
+      if (r.cross_check().empty() || ++shown > 20) continue;
+      out << fmt::format("  {} #{} ({}): {}\n", r.problem(), r.index(), r.cross_check(),
+                         EscapeControl(r.formal().detail().substr(0, 200)));
+    }
+  }
+  if (x.synthesis() && s.synthesis().samples() > 0) {
+    const auto& y = s.synthesis();
+    out << fmt::format(
+        "synthesis ({} passing samples): median {:.0f} cells, {:.1f} NAND2-eq area, depth "
+        "{:.0f}; median ratio to the reference: area {:.2f}, cells {:.2f}, depth {:.2f}\n",
+        y.samples(), y.median_cells(), y.median_area(), y.median_depth(), y.median_area_ratio(),
+        y.median_cells_ratio(), y.median_depth_ratio());
+  }
 }
 
 void PrintDatasetCheck(const v1::DatasetCheckReport& report, std::ostream& out) {

@@ -83,6 +83,12 @@ const char* CategoryColor(const std::string& c) {
 }
 
 // The table's rows; every cell carries its sort value in data-v.
+// The run's strict pass@1 ("" when it was graded without formal checks).
+std::string StrictPassAt1(const v1::LeaderboardRow& r) {
+  auto it = r.strict_pass_at().find("1");
+  return it == r.strict_pass_at().end() ? std::string() : fmt::format("{:.6f}", it->second);
+}
+
 std::string HtmlRows(const v1::Leaderboard& board) {
   std::vector<int> ks(board.k().begin(), board.k().end());
   std::string rows;
@@ -100,6 +106,10 @@ std::string HtmlRows(const v1::Leaderboard& board) {
                     : fmt::format("<td data-v=\"{:.6f}\">{:.4f}<br><small>{}</small></td>", v, v,
                                   Ci(r, k));
     }
+    const std::string strict = StrictPassAt1(r);
+    rows += strict.empty() ? "<td data-v=\"-1\">-</td>"
+                           : fmt::format("<td data-v=\"{}\">{}</td>", strict, strict.substr(0, 6));
+    rows += fmt::format("<td data-v=\"{}\">{}</td>", r.formal_refuted(), r.formal_refuted());
     rows += fmt::format("<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td></tr>\n", r.samples(),
                         r.samples(), XmlEscape(r.run_id()), XmlEscape(r.run_id()));
   }
@@ -113,6 +123,11 @@ std::string HtmlHead(const v1::Leaderboard& board) {
   int col = 5;
   for (int k : board.k())
     head += fmt::format("<th data-col=\"{}\" data-key=\"pass{}\">pass@{}</th>", col++, k, k);
+  head += fmt::format(
+      "<th data-col=\"{}\" data-key=\"strict1\">strict pass@1</th><th data-col=\"{}\">formal "
+      "refutes</th>",
+      col, col + 1);
+  col += 2;
   head += fmt::format("<th data-col=\"{}\">samples</th><th data-col=\"{}\">run</th>", col, col + 1);
   return head;
 }
@@ -278,6 +293,10 @@ v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
     *row.mutable_pass_at() = run.summary().pass_at();
     *row.mutable_ci95() = run.summary().ci95();
     *row.mutable_categories() = run.summary().categories();
+    *row.mutable_strict_pass_at() = run.summary().strict_pass_at();
+    row.set_formal_refuted(run.summary().formal_refuted());
+    row.set_formal_proven_failures(run.summary().formal_proven_failures());
+    row.set_median_area_ratio(run.summary().synthesis().median_area_ratio());
     *row.mutable_labels() = run.spec().labels();
     row.set_finished_unix_ms(run.finished_unix_ms());
     for (int k : run.spec().k()) ks.insert(k);
@@ -302,7 +321,7 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
     std::string out =
         "rank,tier,checkpoint,trained_on,hardware,dataset,task,simulator,problems,samples";
     for (int k : ks) out += fmt::format(",pass@{},pass@{}_ci95_low,pass@{}_ci95_high", k, k, k);
-    out += ",run_id\n";
+    out += ",run_id,strict_pass@1,formal_refuted,formal_proven_failures,median_area_ratio\n";
     for (const auto& r : board.rows()) {
       out +=
           fmt::format("{},{},{},{},{},{},{},{},{},{}", r.rank(), r.tier(), CsvField(r.checkpoint()),
@@ -317,16 +336,19 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
                    ? (v == r.pass_at().end() ? "" : ",,")
                    : fmt::format(",{:.6f},{:.6f}", ci->second.low(), ci->second.high());
       }
-      out += "," + CsvField(r.run_id()) + "\n";
+      out += "," + CsvField(r.run_id()) + "," + StrictPassAt1(r) +
+             fmt::format(",{},{},{}\n", r.formal_refuted(), r.formal_proven_failures(),
+                         r.median_area_ratio() > 0 ? fmt::format("{:.4f}", r.median_area_ratio())
+                                                   : std::string());
     }
     return out;
   }
   if (format == "markdown" || format == "md") {
     std::string out = "| rank | tier | checkpoint | trained / served on | dataset |";
     for (int k : ks) out += fmt::format(" pass@{} (95% CI) |", k);
-    out += " samples | run |\n|---|---|---|---|---|";
+    out += " strict pass@1 | formal refutes | samples | run |\n|---|---|---|---|---|";
     for (size_t i = 0; i < ks.size(); ++i) out += "---|";
-    out += "---|---|\n";
+    out += "---|---|---|---|\n";
     for (const auto& r : board.rows()) {
       out += fmt::format("| {} | {} | {} | {} | {} |", r.rank(), r.tier(),
                          MarkdownEscape(r.checkpoint()),
@@ -336,7 +358,9 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
         double v = PassAt(r, k);
         out += v < 0 ? " - |" : fmt::format(" {:.4f} ({}) |", v, Ci(r, k));
       }
-      out += fmt::format(" {} | {} |\n", r.samples(), MarkdownEscape(r.run_id()));
+      const std::string strict = StrictPassAt1(r);
+      out += fmt::format(" {} | {} | {} | {} |\n", strict.empty() ? "-" : strict.substr(0, 6),
+                         r.formal_refuted(), r.samples(), MarkdownEscape(r.run_id()));
     }
     if (board.pairs_size() > 0)
       out += fmt::format("\nTiers: {} (alpha {}).\n", MarkdownEscape(board.tier_method()),

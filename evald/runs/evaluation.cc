@@ -6,6 +6,7 @@
 #include <chrono>
 #include <set>
 
+#include "evald/runs/cross_check_settings.h"
 #include "evald/runs/grading_session.h"
 #include "evald/runs/sample_plan.h"
 #include "evald/runs/scoring.h"
@@ -13,8 +14,6 @@
 #include "harness/failure_category.h"
 
 namespace evald {
-
-namespace {
 
 GradingOptions GradingOptionsOf(const EvalOptions& options) {
   GradingOptions g;
@@ -25,8 +24,11 @@ GradingOptions GradingOptionsOf(const EvalOptions& options) {
   g.simulate_timeout_ms = options.simulate_timeout_ms;
   g.store = options.store;
   g.exact_mismatch_counts = options.exact_mismatch_counts;
+  g.cross = options.cross;
   return g;
 }
+
+namespace {
 
 v1::EvalReport NewReport(const Dataset& dataset, const EvalOptions& options) {
   v1::EvalReport report;
@@ -37,6 +39,7 @@ v1::EvalReport NewReport(const Dataset& dataset, const EvalOptions& options) {
   report.set_evald_version(EVALD_VERSION);
   for (int k : options.ks) report.add_k(k);
   report.set_exact_mismatch_counts(options.exact_mismatch_counts);
+  *report.mutable_cross_checks() = CrossCheckSettingsOf(options.cross);
   return report;
 }
 
@@ -71,6 +74,8 @@ StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& sam
   GradingSession& grading = **session;
   report.set_sandbox_layers(grading.sandbox_layers());
   report.set_simulator_version(grading.simulator_version());
+  *report.mutable_cross_checks() = CrossCheckSettingsOf(grading.cross_checks());
+  report.mutable_cross_checks()->set_yosys_version(grading.yosys_version());
   for (const auto& [name, record] : grading.calibration_records())
     *report.add_calibration() = record;
 
@@ -118,6 +123,7 @@ StatusOr<v1::DatasetCheckReport> CheckDataset(const Dataset& dataset, const Eval
   for (const auto& p : dataset.problems()) problems.push_back(&p);
   GradingOptions g = GradingOptionsOf(options);
   g.store = nullptr;  // a check always runs every reference
+  g.cross = CrossCheckOptions{};
   auto session = GradingSession::Open(g, problems);
   if (!session.ok()) return session.status();
   out.set_simulator_version((*session)->simulator_version());

@@ -12,6 +12,8 @@
 #include "datasets/dataset.h"
 #include "evald/eval/samples_reader.h"
 #include "evald/proto/eval.pb.h"
+#include "evald/runs/cross_check_settings.h"
+#include "evald/runs/grading_session.h"
 #include "harness/simulator.h"
 #include "sandbox/sandbox_options.h"
 
@@ -27,6 +29,8 @@ struct EvalOptions {
   std::optional<uint32_t> simulate_timeout_ms;  // fixed limit instead of the calibrated one
   // Run wrong designs to the end (exact mismatch counts) instead of to their first mismatch.
   bool exact_mismatch_counts = false;
+  // Formal equivalence and synthesis beside simulation; the default is the CLI's and the API's.
+  CrossCheckOptions cross = DefaultCrossCheckOptions();
   SandboxOptions sandbox;
   // Verdict cache: calibrations and verdicts found here are not simulated again; new ones are
   // added. Optional.
@@ -34,6 +38,9 @@ struct EvalOptions {
   // Called as samples get their verdicts: (graded, total). From worker threads.
   std::function<void(int, int)> progress;
 };
+
+// The grading stage's options for these evaluation options (also the dataset audit's).
+GradingOptions GradingOptionsOf(const EvalOptions& options);
 
 // Runs the evaluation. Fails only when it cannot run at all (no sandbox, no simulator); bad
 // sample lines are reported in the result and the rest is graded.

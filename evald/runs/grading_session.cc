@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "base/clock.h"
 #include "evald/runs/verdict_fields.h"
 #include "evald/store/store.h"
 #include "harness/calibration.h"
@@ -27,11 +28,11 @@ void MaybeInjectCrash(const std::string& code) {
     ::raise(SIGKILL);
 }
 
-// Runs the simulator's version query in the sandbox (the same binary that will grade).
-std::string AskVersion(SandboxPool& pool, SimulatorKind kind) {
+// Runs a tool's version query in the sandbox (the same binary that will grade).
+std::string AskToolVersion(SandboxPool& pool, const sandbox::JobRequest& job) {
   std::string version;
   pool.Submit([&](SandboxWorker& w) {
-    auto r = w.Run(BuildVersionJob(kind), std::chrono::milliseconds(30000));
+    auto r = w.Run(job, std::chrono::milliseconds(30000));
     if (r.ok() && r->steps_size() > 0) {
       const std::string& out = r->steps(0).output();
       version = out.substr(0, out.find('\n'));
@@ -86,7 +87,8 @@ StatusOr<std::unique_ptr<GradingSession>> GradingSession::Open(
 
 Status GradingSession::AddSimulator(SimulatorKind kind) {
   EVALD_RETURN_IF_ERROR(CheckSimulatorAllowed(pool_, kind));
-  Simulator s{kind, AskVersion(pool_, kind), DefaultLimits(kind), DefaultLimits(kind)};
+  Simulator s{kind, AskToolVersion(pool_, BuildVersionJob(kind)), DefaultLimits(kind),
+              DefaultLimits(kind)};
   if (s.version.empty())
     return Status::Unavailable(std::string(SimulatorName(kind)) +
                                " is not installed or does not run in the sandbox");
@@ -102,6 +104,17 @@ Status GradingSession::Start(const std::vector<const Problem*>& problems) {
   EVALD_RETURN_IF_ERROR(pool_.Start().Annotate("starting the sandbox"));
   spdlog::info("sandbox layers: {}", pool_.layers().Describe());
   EVALD_RETURN_IF_ERROR(AddSimulator(options_.simulator));
+  if (options_.cross.any()) {
+    yosys_version_ = AskToolVersion(pool_, BuildYosysVersionJob());
+    if (yosys_version_.empty() && options_.cross.required)
+      return Status::Unavailable(
+          "formal and synthesis checks need yosys, which is not installed or does not run in the "
+          "sandbox (--formal off to grade without them)");
+    if (yosys_version_.empty()) {
+      spdlog::warn("yosys does not run in the sandbox: grading without formal checks");
+      options_.cross = CrossCheckOptions{};
+    }
+  }
   std::vector<const Problem*> failing = Calibrate(problems, 0);
   if (!options_.auto_simulator || failing.empty()) return Status::Ok();
   // auto: the problems whose reference fails with the primary simulator, tried with the other.
@@ -250,7 +263,17 @@ void GradingSession::Grade(const Problem& problem, std::string code, const Sampl
   if (auto answer = Answer(problem, code, key)) {
     answer->key = key;
     StoreVerdict(*answer);
-    return Complete(key, *answer, done);
+    const bool wants = WantsFormal(answer->verdict) || WantsSynthesis(answer->verdict);
+    if (!wants || answer->fault || AttachCachedCrossCheck(problem, code, &answer->verdict))
+      return Complete(key, *answer, done);
+    // The verdict is known, its cross-checks are not: they run in the pool.
+    auto out = std::make_shared<GradeOutcome>(std::move(*answer));
+    pool_.Submit([this, &problem, code = std::move(code), key = std::move(key), out,
+                  done = std::move(done)](SandboxWorker& w) mutable {
+      CrossCheckOn(w, problem, code, "", &out->verdict);
+      Complete(key, *out, done);
+    });
+    return;
   }
   pool_.Submit([this, &problem, code = std::move(code), ref, key = std::move(key),
                 done = std::move(done)](SandboxWorker& worker) mutable {
@@ -289,7 +312,8 @@ void GradingSession::Simulate(SandboxWorker& worker, const Problem& problem,
   // key_limits: the base limits with the session's fixed timeout and early-stop choice.
   const SimulatorLimits limits =
       LimitsForProblem(sim.key_limits, cal, options_.simulate_timeout_ms);
-  out->verdict = GradeDesign(worker, sim.kind, limits, problem, code, &cal);
+  DesignRun run = RunDesign(worker, sim.kind, limits, problem, code);
+  out->verdict = ClassifyRun(run, sim.kind, code, &cal);
   out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out->source = VerdictSource::kSimulated;
   ++simulations_;
@@ -301,6 +325,114 @@ void GradingSession::Simulate(SandboxWorker& worker, const Problem& problem,
     return;
   }
   StoreVerdict(*out);
+  if ((WantsFormal(out->verdict) || WantsSynthesis(out->verdict)) &&
+      !AttachCachedCrossCheck(problem, code, &out->verdict))
+    CrossCheckOn(worker, problem, code, std::move(run.compiled), &out->verdict);
+}
+
+bool GradingSession::WantsFormal(const Verdict& v) const {
+  if (!options_.cross.formal) return false;
+  if (v.passed) return true;
+  // Failures that compiled and ran: could the testbench be wrong about them?
+  return options_.cross.formal_failures &&
+         (v.category == category::kRuntimeMismatch || v.category == category::kResetMismatch ||
+          v.category == category::kTimeout);
+}
+
+bool GradingSession::WantsSynthesis(const Verdict& v) const {
+  return options_.cross.synthesis && v.passed;
+}
+
+std::string GradingSession::CrossCheckKeyFor(const Problem& problem, const std::string& code,
+                                             const Verdict& v) const {
+  return CrossCheckKey(yosys_version_, SimulatorOf(problem.name).version, options_.cross,
+                       WantsFormal(v), WantsSynthesis(v), problem, code);
+}
+
+bool GradingSession::AttachCachedCrossCheck(const Problem& problem, const std::string& code,
+                                            Verdict* v) {
+  if (options_.store == nullptr) return false;
+  v1::CachedCrossCheck record;
+  if (!options_.store->Get(Family::kCrossChecks, CrossCheckKeyFor(problem, code, *v), &record).ok())
+    return false;
+  v->cross = CrossCheckFromRecord(record);
+  v->cross_checked = true;
+  ++cross_check_hits_;
+  return true;
+}
+
+void GradingSession::CrossCheckOn(SandboxWorker& worker, const Problem& problem,
+                                  const std::string& code, std::string compiled, Verdict* v) {
+  const Simulator& sim = SimulatorOf(problem.name);
+  v->cross_checked = true;
+  if (code == ReferenceAsDesign(problem.reference)) {
+    // The reference's own text: equivalent by construction, its figures the reference's.
+    if (WantsFormal(*v)) {
+      v->cross.formal.outcome = FormalOutcome::kProven;
+      v->cross.formal.mode = "identical";
+      v->cross.formal.detail = "the design is the reference's text";
+    }
+    if (WantsSynthesis(*v))
+      v->cross.synthesis = v->cross.reference_synthesis = ReferenceSynthesis(worker, problem);
+    return;
+  }
+  if (compiled.empty()) {
+    auto text = CheckedDesignText(worker, sim.kind, sim.base, code);
+    if (!text.ok()) {
+      v->cross.formal.outcome = FormalOutcome::kUnknown;
+      v->cross.formal.detail = "the design could not be prepared: " + text.status().message();
+      v->cross.formal.cacheable = false;
+      return;
+    }
+    compiled = std::move(*text);
+  }
+  if (WantsFormal(*v)) v->cross.formal = CheckFormally(worker, problem, compiled);
+  if (WantsSynthesis(*v)) {
+    v->cross.synthesis = Synthesize(worker, compiled, options_.cross.synthesis_cpu_seconds);
+    v->cross.reference_synthesis = ReferenceSynthesis(worker, problem);
+  }
+  ++cross_checks_;
+  if (options_.store != nullptr && v->cross.cacheable()) {
+    v1::CachedCrossCheck record = CrossCheckRecord(v->cross);
+    record.set_created_unix_ms(UnixMillis());
+    (void)options_.store->Put(Family::kCrossChecks, CrossCheckKeyFor(problem, code, *v), record);
+  }
+}
+
+FormalVerdict GradingSession::CheckFormally(SandboxWorker& worker, const Problem& problem,
+                                            const std::string& compiled) {
+  {
+    std::lock_guard<std::mutex> lock(synthesis_mu_);
+    const int spent = formal_out_of_budget_[problem.name];
+    if (spent >= options_.cross.give_up_after) {
+      FormalVerdict v;
+      v.outcome = FormalOutcome::kUnknown;
+      v.detail = "not tried: " + std::to_string(spent) +
+                 " checks of this problem ran out of their budget in this run";
+      v.cacheable = false;
+      return v;
+    }
+  }
+  FormalVerdict v = CheckEquivalence(worker, problem, compiled, options_.cross.formal_options,
+                                     DefaultLimits(SimulatorKind::kIcarus));
+  if (v.out_of_budget) {
+    std::lock_guard<std::mutex> lock(synthesis_mu_);
+    ++formal_out_of_budget_[problem.name];
+  }
+  return v;
+}
+
+const SynthStats& GradingSession::ReferenceSynthesis(SandboxWorker& worker,
+                                                     const Problem& problem) {
+  {
+    std::lock_guard<std::mutex> lock(synthesis_mu_);
+    auto it = reference_synthesis_.find(problem.name);
+    if (it != reference_synthesis_.end()) return it->second;
+  }
+  SynthStats s = Synthesize(worker, ReferenceAsDesign(problem.reference),
+                            options_.cross.synthesis_cpu_seconds);
+  std::lock_guard<std::mutex> lock(synthesis_mu_);
+  return reference_synthesis_.emplace(problem.name, std::move(s)).first->second;
 }
 
 void GradingSession::Complete(const std::string& key, GradeOutcome& outcome, Done& owner) {

@@ -39,7 +39,9 @@ struct GradingOptions {
   std::optional<uint32_t> simulate_timeout_ms;  // fixed limit instead of the calibrated one
   // Run wrong designs to the end (exact mismatch counts) instead of to their first mismatch.
   bool exact_mismatch_counts = false;
-  Store* store = nullptr;            // verdict and calibration cache (optional)
+  // Formal equivalence and synthesis beside simulation (off unless asked for).
+  CrossCheckOptions cross;
+  Store* store = nullptr;            // verdict, calibration and cross-check cache (optional)
   GradingInFlight* guard = nullptr;  // the daemon's crash-loop guard (optional)
   // Once set, simulations not yet started are skipped (their callbacks never run).
   const std::atomic<bool>* abort = nullptr;
@@ -104,6 +106,12 @@ class GradingSession {
 
   int simulations() const { return simulations_; }
   int cache_hits() const { return cache_hits_; }
+  // Yosys's version when cross-checks are on; the cross-checks run and answered by the cache.
+  const std::string& yosys_version() const { return yosys_version_; }
+  // The cross-checks in effect (the default ones are dropped where Yosys cannot run).
+  const CrossCheckOptions& cross_checks() const { return options_.cross; }
+  int cross_checks_run() const { return cross_checks_; }
+  int cross_check_hits() const { return cross_check_hits_; }
 
  private:
   struct Entry {
@@ -130,6 +138,19 @@ class GradingSession {
                                      const std::string& key);
   void Simulate(SandboxWorker& worker, const Problem& problem, const std::string& code,
                 const SampleRef& ref, GradeOutcome* out);
+  // Cross-checks (formal, synthesis) for a verdict that asks for them: from the cache, else run
+  // on `worker` over `compiled` (the text that was compiled; empty: prepare it again).
+  bool WantsFormal(const Verdict& v) const;
+  bool WantsSynthesis(const Verdict& v) const;
+  std::string CrossCheckKeyFor(const Problem& problem, const std::string& code,
+                               const Verdict& v) const;
+  bool AttachCachedCrossCheck(const Problem& problem, const std::string& code, Verdict* v);
+  void CrossCheckOn(SandboxWorker& worker, const Problem& problem, const std::string& code,
+                    std::string compiled, Verdict* v);
+  const SynthStats& ReferenceSynthesis(SandboxWorker& worker, const Problem& problem);
+  // The formal check, unless this problem's checks keep running out of their budget.
+  FormalVerdict CheckFormally(SandboxWorker& worker, const Problem& problem,
+                              const std::string& compiled);
   // Records the verdict for `key` and runs the callbacks waiting for it.
   void Complete(const std::string& key, GradeOutcome& outcome, Done& owner);
   void StoreVerdict(const GradeOutcome& outcome);
@@ -145,6 +166,11 @@ class GradingSession {
   std::mutex mu_;
   std::map<std::string, Entry> entries_;  // by verdict key
   std::atomic<int> simulations_{0}, cache_hits_{0};
+  std::string yosys_version_;
+  std::atomic<int> cross_checks_{0}, cross_check_hits_{0};
+  std::mutex synthesis_mu_;  // reference_synthesis_, formal_out_of_budget_
+  std::map<std::string, SynthStats> reference_synthesis_;  // by problem name
+  std::map<std::string, int> formal_out_of_budget_;        // by problem name (synthesis_mu_)
 };
 
 }  // namespace evald

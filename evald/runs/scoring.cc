@@ -1,5 +1,6 @@
 #include "evald/runs/scoring.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -8,6 +9,87 @@
 #include "evald/metrics/pass_at_k.h"
 
 namespace evald {
+
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// Medians of the synthesis figures over the samples that have them.
+v1::SynthesisSummary SynthesisMedians(const v1::EvalReport& report) {
+  std::vector<double> cells, area, depth, area_ratio, cells_ratio, depth_ratio;
+  for (const auto& s : report.samples()) {
+    if (!s.has_synthesis() || !s.synthesis().problem().empty()) continue;
+    cells.push_back(s.synthesis().cells());
+    area.push_back(s.synthesis().area());
+    depth.push_back(s.synthesis().depth());
+    if (s.synthesis().area_ratio() > 0) area_ratio.push_back(s.synthesis().area_ratio());
+    if (s.synthesis().cells_ratio() > 0) cells_ratio.push_back(s.synthesis().cells_ratio());
+    if (s.synthesis().depth_ratio() > 0) depth_ratio.push_back(s.synthesis().depth_ratio());
+  }
+  v1::SynthesisSummary out;
+  out.set_samples(static_cast<int>(cells.size()));
+  out.set_median_cells(Median(cells));
+  out.set_median_area(Median(area));
+  out.set_median_depth(Median(depth));
+  out.set_median_area_ratio(Median(area_ratio));
+  out.set_median_cells_ratio(Median(cells_ratio));
+  out.set_median_depth_ratio(Median(depth_ratio));
+  return out;
+}
+
+// With formal checks: strict pass@k (passes formal does not refute), the cross-check counts per
+// problem and overall, formal outcomes, synthesis medians.
+void ComputeCrossCheckMetrics(const std::vector<int>& ks, v1::EvalReport* report) {
+  std::map<std::string, v1::ProblemResult*> problems;
+  for (auto& p : *report->mutable_problems()) {
+    p.set_strict_c(0);
+    p.set_formal_refuted(0);
+    p.set_formal_proven_failures(0);
+    p.clear_strict_pass_at();
+    problems[p.problem()] = &p;
+  }
+  auto* summary = report->mutable_summary();
+  summary->clear_formal_outcomes();
+  int refuted = 0, proven = 0;
+  for (const auto& s : report->samples()) {
+    v1::ProblemResult* p = problems[s.problem()];
+    if (s.passed() && s.cross_check() != "refuted") p->set_strict_c(p->strict_c() + 1);
+    if (s.cross_check() == "refuted") p->set_formal_refuted(p->formal_refuted() + 1), ++refuted;
+    if (s.cross_check() == "proven")
+      p->set_formal_proven_failures(p->formal_proven_failures() + 1), ++proven;
+    if (s.has_formal()) (*summary->mutable_formal_outcomes())[s.formal().outcome()]++;
+  }
+  summary->set_formal_refuted(refuted);
+  summary->set_formal_proven_failures(proven);
+  summary->clear_strict_pass_at();
+  summary->clear_strict_ci95();
+  for (int k : ks) {
+    std::vector<double> values;
+    for (auto& [name, p] : problems) {
+      auto v = PassAtK(p->n(), p->strict_c(), k);
+      if (!v) continue;
+      (*p->mutable_strict_pass_at())[std::to_string(k)] = *v;
+      values.push_back(*v);
+    }
+    if (values.empty()) continue;
+    double mean = 0;
+    for (double v : values) mean += v;
+    (*summary->mutable_strict_pass_at())[std::to_string(k)] = mean / values.size();
+    Interval ci = BootstrapMeanInterval(values);
+    v1::ConfidenceInterval ci_proto;
+    ci_proto.set_low(ci.low);
+    ci_proto.set_high(ci.high);
+    (*summary->mutable_strict_ci95())[std::to_string(k)] = ci_proto;
+  }
+  *summary->mutable_synthesis() = SynthesisMedians(*report);
+}
+
+}  // namespace
 
 void ComputeMetrics(const std::vector<int>& ks, v1::EvalReport* report) {
   std::map<std::string, v1::ProblemResult> by_problem;
@@ -65,6 +147,23 @@ void ComputeMetrics(const std::vector<int>& ks, v1::EvalReport* report) {
     (*summary->mutable_ci95())[key] = ci_proto;
     if (auto g = MeanPassAtK(graded, k)) (*summary->mutable_gradable_pass_at())[key] = *g;
   }
+  if (report->cross_checks().formal() || report->cross_checks().synthesis())
+    ComputeCrossCheckMetrics(ks, report);
+}
+
+StatusOr<v1::EvalReport> ReportForMetric(v1::EvalReport report, std::string_view metric) {
+  if (metric == "simulation") return report;
+  if (metric != "strict")
+    return Status::InvalidArgument("unknown metric '" + std::string(metric) +
+                                   "' (expected simulation or strict)");
+  if (!report.cross_checks().formal())
+    return Status::InvalidArgument(
+        "the report has no formal checks (grade with --formal passes or all) and so no strict "
+        "metric");
+  for (auto& s : *report.mutable_samples())
+    s.set_passed(s.passed() && s.cross_check() != "refuted");
+  ComputeMetrics({report.k().begin(), report.k().end()}, &report);
+  return report;
 }
 
 }  // namespace evald

@@ -2,7 +2,10 @@
 // the benchmark's own pass rate, from a report's graded samples.
 #pragma once
 
+#include <string_view>
 #include <vector>
+
+#include "base/status.h"
 
 #include "evald/proto/eval.pb.h"
 
@@ -11,5 +14,11 @@ namespace evald {
 // Fills the per-problem results and summary of `report` from its samples and calibration (also
 // used when reports are merged or re-scored).
 void ComputeMetrics(const std::vector<int>& ks, v1::EvalReport* report);
+
+// The report as the chosen metric sees it: "simulation" (the benchmark's rule) unchanged;
+// "strict" with every pass that formal refuted counted as a failure, and its metrics computed
+// again, so that compare and gate judge "simulation and not refuted by formal". A report graded
+// without formal checks has no strict view (InvalidArgument).
+StatusOr<v1::EvalReport> ReportForMetric(v1::EvalReport report, std::string_view metric);
 
 }  // namespace evald

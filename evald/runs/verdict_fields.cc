@@ -25,7 +25,99 @@ v1::SampleResult VerdictFields(const Verdict& v) {
   r.set_compile_seconds(v.compile_seconds);
   r.set_simulate_seconds(v.simulate_seconds);
   r.set_log_tail(Tail(v.log));
+  r.set_strict_passed(v.passed);
+  if (v.cross_checked) SetCrossCheckFields(v, &r);
   return r;
+}
+
+namespace {
+
+double Ratio(double a, double b) {
+  return b > 0 ? a / b : 0;
+}
+
+FormalOutcome ParseOutcome(const std::string& name) {
+  for (FormalOutcome o : {FormalOutcome::kProven, FormalOutcome::kBounded,
+                          FormalOutcome::kCounterexample, FormalOutcome::kUnknown})
+    if (FormalOutcomeName(o) == name) return o;
+  return FormalOutcome::kNotRun;
+}
+
+v1::FormalCheck FormalProto(const FormalVerdict& f) {
+  v1::FormalCheck p;
+  p.set_outcome(std::string(FormalOutcomeName(f.outcome)));
+  p.set_mode(f.mode);
+  p.set_bound(f.bound);
+  p.set_detail(f.detail);
+  p.set_seconds(f.seconds);
+  return p;
+}
+
+v1::SynthesisResult SynthProto(const SynthStats& s) {
+  v1::SynthesisResult p;
+  p.set_cells(s.cells);
+  p.set_area(s.area);
+  p.set_depth(s.depth);
+  p.set_flip_flops(s.flip_flops);
+  p.set_problem(s.ok && s.problem.empty() ? "" : s.problem.empty() ? "no figures" : s.problem);
+  return p;
+}
+
+SynthStats SynthFromProto(const v1::SynthesisResult& p, bool present) {
+  SynthStats s;
+  s.ok = present && p.problem().empty();
+  s.cells = p.cells();
+  s.area = p.area();
+  s.depth = p.depth();
+  s.flip_flops = p.flip_flops();
+  s.problem = p.problem();
+  return s;
+}
+
+}  // namespace
+
+void SetCrossCheckFields(const Verdict& v, v1::SampleResult* r) {
+  const FormalVerdict& f = v.cross.formal;
+  if (f.outcome != FormalOutcome::kNotRun) *r->mutable_formal() = FormalProto(f);
+  const bool refuted = v.passed && f.outcome == FormalOutcome::kCounterexample;
+  const bool proven = !v.passed && f.outcome == FormalOutcome::kProven;
+  r->set_cross_check(refuted ? "refuted" : proven ? "proven" : "");
+  r->set_strict_passed(v.passed && !refuted);
+  const SynthStats& s = v.cross.synthesis;
+  if (!s.ok && s.problem.empty()) return;  // not synthesised
+  v1::SynthesisResult* synth = r->mutable_synthesis();
+  *synth = SynthProto(s);
+  const SynthStats& ref = v.cross.reference_synthesis;
+  if (s.ok && ref.ok) {
+    synth->set_cells_ratio(Ratio(s.cells, ref.cells));
+    synth->set_area_ratio(Ratio(s.area, ref.area));
+    synth->set_depth_ratio(Ratio(s.depth, ref.depth));
+  }
+}
+
+v1::CachedCrossCheck CrossCheckRecord(const CrossCheck& c) {
+  v1::CachedCrossCheck record;
+  if (c.formal.outcome != FormalOutcome::kNotRun) *record.mutable_formal() = FormalProto(c.formal);
+  if (c.synthesis.ok || !c.synthesis.problem.empty())
+    *record.mutable_synthesis() = SynthProto(c.synthesis);
+  if (c.reference_synthesis.ok)
+    *record.mutable_reference_synthesis() = SynthProto(c.reference_synthesis);
+  return record;
+}
+
+CrossCheck CrossCheckFromRecord(const v1::CachedCrossCheck& record) {
+  CrossCheck c;
+  if (record.has_formal()) {
+    c.formal.outcome = ParseOutcome(record.formal().outcome());
+    c.formal.mode = record.formal().mode();
+    c.formal.bound = record.formal().bound();
+    c.formal.detail = record.formal().detail();
+    c.formal.seconds = record.formal().seconds();
+  }
+  c.synthesis = SynthFromProto(record.synthesis(), record.has_synthesis());
+  c.reference_synthesis =
+      SynthFromProto(record.reference_synthesis(), record.has_reference_synthesis());
+  return c;
 }
 
 Verdict FromVerdictFields(const v1::SampleResult& r) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "evald/proto/eval.pb.h"
+#include "evald/proto/records.pb.h"
 #include "harness/grader.h"
 
 namespace evald {
@@ -11,6 +12,13 @@ namespace evald {
 // The verdict fields of a sample result (what the verdict cache keeps), and back.
 v1::SampleResult VerdictFields(const Verdict& v);
 Verdict FromVerdictFields(const v1::SampleResult& r);
+
+// The cross-check fields of a sample result: formal, synthesis with its ratios to the
+// reference, cross_check, strict_passed.
+void SetCrossCheckFields(const Verdict& v, v1::SampleResult* r);
+// What the cross-check cache keeps, and back.
+v1::CachedCrossCheck CrossCheckRecord(const CrossCheck& c);
+CrossCheck CrossCheckFromRecord(const v1::CachedCrossCheck& record);
 
 // A problem's calibration as reports and the cache keep it; `letter` is the reference run's
 // category ('.' gradable, 'X' not gradable, '!' could not run).

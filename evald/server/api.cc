@@ -17,6 +17,7 @@
 #include "evald/metrics/run_comparison.h"
 #include "evald/proto/api.pb.h"
 #include "evald/report/train_serve.h"
+#include "evald/runs/scoring.h"
 #include "evald/server/prometheus_text.h"
 #include "evald/server/train_serve_runs.h"
 
@@ -347,9 +348,15 @@ HttpResponse Api::ResumeRun(Call& c) {
 HttpResponse Api::Compare(Call& c) {
   if (c.query["a"].empty() || c.query["b"].empty())
     return Fail(c.req, Status::InvalidArgument("give two runs: /v1/compare?a=RUN&b=RUN"));
+  // ?metric=strict: passes formal refutes count as failures (docs/verdicts.md).
+  const std::string metric = c.query["metric"].empty() ? "simulation" : c.query["metric"];
   auto a = runs_->Report(c.query["a"]);
   if (!a.ok()) return Fail(c.req, a.status());
   auto b = runs_->Report(c.query["b"]);
+  if (!b.ok()) return Fail(c.req, b.status());
+  a = ReportForMetric(std::move(*a), metric);
+  if (!a.ok()) return Fail(c.req, a.status());
+  b = ReportForMetric(std::move(*b), metric);
   if (!b.ok()) return Fail(c.req, b.status());
   CompareOptions opts;
   opts.label_a = c.query["a"];

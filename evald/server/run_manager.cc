@@ -10,6 +10,7 @@
 #include "datasets/prompt_builder.h"
 #include "evald/eval/samples_reader.h"
 #include "evald/metrics/serving_metrics.h"
+#include "evald/runs/cross_check_settings.h"
 #include "evald/runs/grading_session.h"
 #include "evald/runs/sample_plan.h"
 #include "evald/runs/sampling_stage.h"
@@ -139,6 +140,9 @@ StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& sam
     checkpoint = *ck;
   }
   EVALD_RETURN_IF_ERROR(NormalizeRunSpec(checkpoint, !samples_jsonl.empty(), &spec));
+  if (!spec.has_cross_checks())
+    *spec.mutable_cross_checks() = CrossCheckSettingsOf(DefaultCrossCheckOptions());
+  EVALD_RETURN_IF_ERROR(ValidateCrossCheckSettings(spec.cross_checks()));
   auto task = ParseTask(spec.task());
   if (!task.ok()) return task.status();
   GradingOptions choice;
@@ -489,6 +493,7 @@ StatusOr<std::unique_ptr<GradingSession>> RunManager::OpenGrading(
   g.guard = &in_flight_;
   g.abort = &abort_running_;
   g.exact_mismatch_counts = run->spec().exact_mismatch_counts();
+  g.cross = CrossCheckOptionsFrom(run->spec().cross_checks());
   auto grading = GradingSession::Open(g, ProblemsOf(dataset, pending));
   if (!grading.ok()) {
     ++counters_.sandbox_failures;
@@ -497,6 +502,8 @@ StatusOr<std::unique_ptr<GradingSession>> RunManager::OpenGrading(
   counters_.simulations += (*grading)->calibrations_simulated();
   run->set_sandbox_layers((*grading)->sandbox_layers());
   run->set_simulator_version((*grading)->simulator_version());
+  *run->mutable_spec()->mutable_cross_checks() = CrossCheckSettingsOf((*grading)->cross_checks());
+  run->mutable_spec()->mutable_cross_checks()->set_yosys_version((*grading)->yosys_version());
   MergeCalibration(**grading, run);
   return grading;
 }

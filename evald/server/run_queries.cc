@@ -122,6 +122,7 @@ StatusOr<v1::EvalReport> RunManager::Report(const std::string& run_id) const {
   for (const auto& e : run->input_errors()) *report.add_input_errors() = e;
   report.set_sandbox_layers(run->sandbox_layers());
   report.set_exact_mismatch_counts(run->spec().exact_mismatch_counts());
+  *report.mutable_cross_checks() = run->spec().cross_checks();
   if (run->has_serving()) *report.mutable_serving() = run->serving();
   if (!run->spec().checkpoint_id().empty()) *report.mutable_prompt() = run->spec().prompt();
   Status st =

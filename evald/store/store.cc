@@ -26,7 +26,7 @@ namespace {
 // In Family's order. Families are only ever added at the end.
 const char* const kFamilyNames[] = {"checkpoints",   "runs",        "samples",
                                     "verdict_cache", "generations", "grading_in_flight",
-                                    "calibrations"};
+                                    "calibrations",  "cross_checks"};
 
 Status FromRocks(const rocksdb::Status& st, const std::string& what) {
   if (st.ok()) return Status::Ok();

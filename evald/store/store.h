@@ -44,7 +44,8 @@ enum class Family {
   kVerdictCache,
   kGenerations,
   kInFlight,
-  kCalibrations
+  kCalibrations,
+  kCrossChecks  // CachedCrossCheck by cross-check key (formal and synthesis results)
 };
 
 class Store {

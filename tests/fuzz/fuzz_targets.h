@@ -26,6 +26,9 @@ int LexVerilog(const uint8_t* data, size_t size);
 // the simulator-output classifiers: result lines (anchored and anywhere) and the benchmark's
 // log categories, over each line and the whole text.
 int ClassifyOutput(const uint8_t* data, size_t size);
+// Yosys's SAT table, `stat` and `ltp` reports, the replay bench built from a table, and the
+// mutant generator over the same text.
+int ParseYosysOutput(const uint8_t* data, size_t size);
 // A GGUF model file (header, metadata, tensor table) and, when it parses, the model loader.
 int ParseGguf(const uint8_t* data, size_t size);
 // A completion server's response body: SSE events split at arbitrary points, each event and

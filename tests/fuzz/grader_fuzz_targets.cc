@@ -3,9 +3,13 @@
 #include <string_view>
 
 #include "base/py_text.h"
+#include "harness/counterexample_replay.h"
 #include "harness/failure_category.h"
+#include "harness/formal_check.h"
 #include "harness/integrity_check.h"
+#include "harness/reference_mutants.h"
 #include "harness/result_line.h"
+#include "harness/synthesis_stats.h"
 #include "harness/verilog_lexer.h"
 #include "tests/fuzz/fuzz_targets.h"
 
@@ -38,6 +42,22 @@ int ClassifyOutput(const uint8_t* data, size_t size) {
   }
   (void)BenchmarkLogCategory(text);
   (void)BenchmarkRuntimeCategory(text);
+  return 0;
+}
+
+int ParseYosysOutput(const uint8_t* data, size_t size) {
+  std::string_view text = View(data, size);
+  std::vector<TraceStep> trace = ParseSatTable(text);
+  for (size_t i = 0; i < trace.size(); ++i)
+    for (const auto& [name, bits] : trace[i].inputs)
+      if (bits.empty() || bits.find_first_not_of("01xXzZ") != std::string::npos) __builtin_trap();
+  auto bench = BuildReplayBench(trace, "cycle", "n", "[t]");
+  if (bench.ok() && bench->find("module replay_n") == std::string::npos) __builtin_trap();
+  SynthStats stats;
+  ParseStat(text, &stats);
+  (void)ParseLongestPath(text);
+  for (const Mutant& m : MutateDesign(std::string(text), 2))
+    if (m.text == text) __builtin_trap();  // a mutant always changes the design
   return 0;
 }
 

@@ -1,0 +1,110 @@
+#include "harness/cross_check.h"
+
+#include "base/hash.h"
+#include "harness/counterexample_replay.h"
+#include "harness/grader.h"
+#include "harness/testbench_hardening.h"
+
+namespace evald {
+
+namespace {
+
+// Bump when the formal scripts, the replay or the synthesis flow change.
+constexpr int kCrossCheckRulesVersion = 1;
+
+// What the solver claimed: each output that differs at the candidate's last step.
+std::string SolverStory(const FormalRun& run) {
+  const TraceStep& last = run.trace.back();
+  std::string s = "the solver found a difference at step " + std::to_string(run.trace.size());
+  for (size_t i = 0; i < last.gold.size() && i < last.gate.size(); ++i) {
+    if (last.gold[i].second == last.gate[i].second) continue;
+    s += ", " + last.gold[i].first + " reference=" + last.gold[i].second.substr(0, 64) +
+         " design=" + last.gate[i].second.substr(0, 64);
+  }
+  return s;
+}
+
+FormalVerdict FromRun(const FormalRun& run) {
+  FormalVerdict v;
+  v.outcome = run.outcome;
+  v.mode = run.mode;
+  v.bound = run.bound;
+  v.detail = run.reason;
+  v.seconds = run.seconds;
+  v.cacheable = run.cacheable;
+  v.out_of_budget = run.out_of_budget;
+  return v;
+}
+
+}  // namespace
+
+FormalVerdict CheckEquivalence(SandboxWorker& worker, const Problem& problem,
+                               const std::string& design, const FormalOptions& options,
+                               const SimulatorLimits& replay_limits) {
+  sandbox::JobRequest job = BuildFormalJob(problem, design, RandomHex(8), options);
+  auto deadline = std::chrono::milliseconds(job.steps(0).timeout_ms() + 10000);
+  auto response = worker.Run(job, deadline);
+  if (!response.ok()) {
+    FormalVerdict v;
+    v.outcome = FormalOutcome::kUnknown;
+    v.detail = "sandbox: " + response.status().message();
+    v.cacheable = false;
+    return v;
+  }
+  FormalRun run = ParseFormalResponse(*response, options);
+  FormalVerdict v = FromRun(run);
+  if (run.outcome != FormalOutcome::kCounterexample) return v;
+  // A candidate counts only when simulation shows it.
+  ReplayResult replay = ReplayCounterexample(worker, problem, design, run, replay_limits);
+  if (replay.ran && replay.differing_steps > 0) {
+    v.detail = "replayed in simulation: " + replay.first_difference;
+    return v;
+  }
+  v.outcome = FormalOutcome::kUnknown;
+  v.cacheable = !replay.fault;
+  v.detail = SolverStory(run) + "; " +
+             (replay.ran ? "the replay in simulation shows no difference"
+                         : "the replay did not run: " + replay.problem);
+  return v;
+}
+
+SynthStats Synthesize(SandboxWorker& worker, const std::string& design, uint32_t cpu_seconds) {
+  sandbox::JobRequest job = BuildSynthesisJob(design, "TopModule", RandomHex(8), cpu_seconds);
+  auto response = worker.Run(job, std::chrono::milliseconds(job.steps(0).timeout_ms() + 10000));
+  if (!response.ok()) {
+    SynthStats s;
+    s.problem = "sandbox: " + response.status().message();
+    return s;
+  }
+  return ParseSynthesisResponse(*response);
+}
+
+std::string CrossCheckKey(const std::string& yosys_version, const std::string& simulator_version,
+                          const CrossCheckOptions& options, bool formal, bool synthesis,
+                          const Problem& problem, const std::string& code) {
+  const FormalOptions& f = options.formal_options;
+  const std::string settings =
+      std::string(formal ? "formal" : "-") + "/" + (synthesis ? "synth" : "-") + "/" +
+      std::to_string(f.bound_cycles) + "/" + std::to_string(f.cpu_seconds) + "/" +
+      std::to_string(f.address_space) + "/" + std::to_string(options.synthesis_cpu_seconds);
+  return "xc-" +
+         Sha256OfFields({"evald-cross-check", std::to_string(kCrossCheckRulesVersion),
+                         yosys_version, simulator_version, settings, problem.reference, code});
+}
+
+sandbox::JobRequest BuildYosysVersionJob() {
+  sandbox::JobRequest job;
+  auto* step = job.add_steps();
+  step->add_argv("yosys");
+  step->add_argv("-V");
+  step->set_timeout_ms(20000);
+  step->set_cpu_seconds(10);
+  step->set_max_output_bytes(64 * 1024);
+  step->set_address_space_bytes(2ull << 30);
+  step->set_file_size_bytes(1u << 20);
+  step->set_max_processes(8);
+  step->set_max_open_files(64);
+  return job;
+}
+
+}  // namespace evald
