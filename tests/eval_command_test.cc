@@ -295,6 +295,47 @@ TEST_F(EvalCommand, CompareAndGateOnReports) {
   EXPECT_EQ(error.exit_code, 2);
   EXPECT_NE(error.output.find("gate: ERROR"), std::string::npos);
   EXPECT_EQ(RunEvald("gate --report " + base_json).exit_code, 2);  // nothing to gate on
+
+  // The strict metric: the default grading checks passes formally, so both reports have it; a
+  // report graded with --formal off has none, and asking for it is an error, not a quiet pass.
+  auto strict = RunEvald("gate --report " + base_json + " --min 'pass@1>=0.45' --metric strict");
+  EXPECT_EQ(strict.exit_code, 0) << strict.output;
+  auto strict_cmp = RunEvald("compare " + base_json + " " + cand_json + " --metric strict");
+  EXPECT_EQ(strict_cmp.exit_code, 0) << strict_cmp.output;
+  EXPECT_NE(strict_cmp.output.find("metric: strict"), std::string::npos) << strict_cmp.output;
+  std::string plain_json = dir_ + "/plain.json";
+  ASSERT_EQ(RunEvald("eval --dataset " + testing::BuiltinDataset() + " --samples " + samples +
+                     " --formal off --json " + plain_json)
+                .exit_code,
+            0);
+  auto no_strict = RunEvald("gate --report " + plain_json + " --min 'pass@1>=0.1' --metric strict");
+  EXPECT_EQ(no_strict.exit_code, 2) << no_strict.output;
+  EXPECT_NE(no_strict.output.find("no formal checks"), std::string::npos) << no_strict.output;
+  EXPECT_EQ(RunEvald("compare " + base_json + " " + cand_json + " --metric best").exit_code, 2);
+  EXPECT_EQ(RunEvald("eval --dataset " + testing::BuiltinDataset() + " --samples " + samples +
+                     " --formal maybe")
+                .exit_code,
+            2);
+}
+
+TEST_F(EvalCommand, DatasetAuditOnTwoBuiltinProblems) {
+  std::string json = dir_ + "/audit.json";
+  auto r = RunEvald("dataset audit --dataset " + testing::BuiltinDataset() +
+                    " --problems Bi01_and_gate,Bi13_lfsr5 --json " + json);
+  if (r.output.find("need yosys") != std::string::npos) GTEST_SKIP() << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Bi13_lfsr5"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("formally different"), std::string::npos) << r.output;
+  v1::DatasetAuditReport report;
+  auto text = ReadFileBounded(json);
+  ASSERT_TRUE(text.ok());
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*text, &report).ok());
+  ASSERT_EQ(report.problems_size(), 2);
+  EXPECT_GT(report.different(), 0);
+  EXPECT_EQ(
+      RunEvald("dataset audit --dataset " + testing::BuiltinDataset() + " --problems NoSuchProblem")
+          .exit_code,
+      2);
 }
 
 TEST_F(EvalCommand, PrintsTheBenchmarksPromptsAsJsonl) {

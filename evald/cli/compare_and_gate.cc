@@ -54,6 +54,14 @@ void PrintComparison(const v1::Comparison& c, std::ostream& out) {
     out << "\n";
     PrintServingComparison(c.a_serving(), c.b_serving(), out);
   }
+  for (const auto* s : {&c.a_synthesis(), &c.b_synthesis()}) {
+    if (s->samples() == 0) continue;
+    out << fmt::format(
+        "synthesis {}: median {:.0f} cells, area {:.1f} NAND2-eq, depth {:.0f}; ratio to the "
+        "reference: area {:.2f}, cells {:.2f}, depth {:.2f} ({} passing samples)\n",
+        s == &c.a_synthesis() ? "A" : "B", s->median_cells(), s->median_area(), s->median_depth(),
+        s->median_area_ratio(), s->median_cells_ratio(), s->median_depth_ratio(), s->samples());
+  }
 }
 
 }  // namespace
@@ -104,6 +112,8 @@ void RegisterCompareCommand(CLI::App& app, std::function<int()>* run) {
       opts.label_a = f->a;
       opts.label_b = f->b;
       v1::Comparison c = CompareReports(*a, *b, opts);
+      c.set_metric(f->metric);
+      if (f->metric != "simulation") std::cout << "metric: " << f->metric << "\n";
       PrintComparison(c, std::cout);
       if (!f->json.empty()) {
         Status st = WriteJson(c, f->json);

@@ -189,6 +189,8 @@ v1::Comparison CompareReports(const v1::EvalReport& a, const v1::EvalReport& b,
   out.set_alpha(options.alpha);
   if (a.has_serving()) *out.mutable_a_serving() = a.serving();
   if (b.has_serving()) *out.mutable_b_serving() = b.serving();
+  if (a.summary().synthesis().samples() > 0) *out.mutable_a_synthesis() = a.summary().synthesis();
+  if (b.summary().synthesis().samples() > 0) *out.mutable_b_synthesis() = b.summary().synthesis();
   const ProblemPairs shared = SharedProblems(a, b, &out);
   for (const auto& [x, y] : shared) AddProblemDelta(*x, *y, options.ks, &out);
   for (int k : options.ks) AddKComparison(k, shared, options, &out);

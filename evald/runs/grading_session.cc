@@ -270,6 +270,11 @@ void GradingSession::Grade(const Problem& problem, std::string code, const Sampl
     auto out = std::make_shared<GradeOutcome>(std::move(*answer));
     pool_.Submit([this, &problem, code = std::move(code), key = std::move(key), out,
                   done = std::move(done)](SandboxWorker& w) mutable {
+      if (options_.abort != nullptr && options_.abort->load()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        entries_.erase(key);  // skipped, as a simulation not yet started is
+        return;
+      }
       CrossCheckOn(w, problem, code, "", &out->verdict);
       Complete(key, *out, done);
     });

@@ -363,7 +363,9 @@ HttpResponse Api::Compare(Call& c) {
   opts.label_b = c.query["b"];
   opts.ks.assign(a->k().begin(), a->k().end());
   if (opts.ks.empty()) opts.ks = {1};
-  return Ok(c.req, CompareReports(*a, *b, opts));
+  v1::Comparison comparison = CompareReports(*a, *b, opts);
+  comparison.set_metric(metric);
+  return Ok(c.req, comparison);
 }
 
 // A power plan: from finished runs' reports, or hypothetical. Read scope: it stores nothing.
