@@ -116,6 +116,17 @@ FormalNames FormalFileNames(const std::string& nonce) {
   return {"gold_" + nonce, "miter_" + nonce, "gold_" + nonce + ".sv", "gate_" + nonce + ".sv"};
 }
 
+void SetYosysStepLimits(uint32_t cpu_seconds, uint32_t timeout_ms, uint64_t address_space,
+                        sandbox::StepSpec* step) {
+  step->set_cpu_seconds(cpu_seconds);
+  step->set_timeout_ms(timeout_ms);
+  step->set_max_output_bytes(256 * 1024);
+  step->set_address_space_bytes(address_space);
+  step->set_file_size_bytes(64u << 20);
+  step->set_max_processes(16);
+  step->set_max_open_files(256);
+}
+
 bool HasClockPort(const std::string& reference) {
   return RenameIdentifier(reference, "clk", "") != reference;
 }
@@ -143,13 +154,8 @@ sandbox::JobRequest BuildFormalJob(const Problem& problem, const std::string& de
                  " >/dev/null 2>&1; rc=$?; if [ $rc -eq 1 ]; then rm -f " + kCycleResult +
                  "; exec yosys -q -s " + kClockScript + "; fi; exit $rc");
   // The solver's own timeout says so in its output; the CPU limit ends whatever else runs long.
-  step->set_cpu_seconds(options.cpu_seconds);
-  step->set_timeout_ms((2 * options.cpu_seconds + 30) * 1000);
-  step->set_max_output_bytes(256 * 1024);
-  step->set_address_space_bytes(options.address_space);
-  step->set_file_size_bytes(64u << 20);
-  step->set_max_processes(16);
-  step->set_max_open_files(256);
+  SetYosysStepLimits(options.cpu_seconds, (2 * options.cpu_seconds + 30) * 1000,
+                     options.address_space, step);
   job.add_collect(kCycleResult);
   job.add_collect(kClockResult);
   job.set_collect_max_bytes(kMaxResultBytes);

@@ -82,6 +82,11 @@ FormalNames FormalFileNames(const std::string& nonce);
 // meaning and Yosys infers the latch the simulation shows (six verilog-eval references need it).
 std::string ForYosys(const std::string& text);
 
+// The limits every Yosys step of a cross-check runs under beside its CPU time, wall clock and
+// address space: 256 KiB of output, 64 MiB files, 16 processes, 256 open files.
+void SetYosysStepLimits(uint32_t cpu_seconds, uint32_t timeout_ms, uint64_t address_space,
+                        sandbox::StepSpec* step);
+
 // True when `reference` declares a port `clk` (the testbench's clock).
 bool HasClockPort(const std::string& reference);
 

@@ -56,7 +56,7 @@ class Scanner {
   size_t Offset(size_t i) const {
     return static_cast<size_t>(tokens_[i].text.data() - design_.data());
   }
-  // The punctuation token i + d when it directly follows token i (no blank between).
+  // Token i + 1 (or i - 1) is the punctuation `c` with no blank between it and token i.
   bool Next(size_t i, char c) const {
     return i + 1 < tokens_.size() && tokens_[i + 1].kind == Kind::kPunct &&
            tokens_[i + 1].text[0] == c && Offset(i + 1) == Offset(i) + 1;
@@ -162,12 +162,12 @@ class Scanner {
     Transition(i);
   }
 
-  // `next = A;` -> `next = B;` where A and B are both targets of such assignments: an FSM's
-  // transition sent to another state.
+  // `next = A;` (or `<=`) -> `next = B;` where B is the first other upper-case name given a
+  // value with `=` (a localparam or enum state): an FSM's transition sent to another state.
   void Transition(size_t i) {
     if (i < 2 || i + 1 >= tokens_.size() || tokens_[i + 1].text != ";") return;
-    const bool assigned = (tokens_[i - 1].text == "=" && !Prev(i - 1, '=') && !Prev(i - 1, '!')) ||
-                          (tokens_[i - 1].text == "=" && Prev(i - 1, '<'));
+    // `=` or `<=`, not `==` or `!=`.
+    const bool assigned = tokens_[i - 1].text == "=" && !Prev(i - 1, '=') && !Prev(i - 1, '!');
     if (!assigned) return;
     for (const VerilogToken& other : tokens_) {
       if (other.kind != Kind::kIdentifier || other.text == tokens_[i].text) continue;

@@ -60,13 +60,7 @@ sandbox::JobRequest BuildSynthesisJob(const std::string& design, const std::stri
       kStatFile + " stat\ntee -q -o " + kPathFile + " ltp -noff\n";
   auto* step = job.add_steps();
   for (const char* a : {"yosys", "-q", "-s", "synth.ys"}) step->add_argv(a);
-  step->set_cpu_seconds(cpu_seconds);
-  step->set_timeout_ms((2 * cpu_seconds + 20) * 1000);
-  step->set_max_output_bytes(256 * 1024);
-  step->set_address_space_bytes(4ull << 30);
-  step->set_file_size_bytes(64u << 20);
-  step->set_max_processes(16);
-  step->set_max_open_files(256);
+  SetYosysStepLimits(cpu_seconds, (2 * cpu_seconds + 20) * 1000, 4ull << 30, step);
   job.add_collect(kStatFile);
   job.add_collect(kPathFile);
   job.set_collect_max_bytes(1u << 20);
