@@ -10,6 +10,7 @@ PACKAGES=(
   libseccomp-dev libspdlog-dev libfmt-dev libcli11-dev libpcre2-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium wrk python3
+  munge slurmctld slurmd slurm-client
 )
 
 # llama.cpp as the reference for the decoding core's tests: the npm package node-llama-cpp with

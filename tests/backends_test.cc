@@ -176,9 +176,12 @@ class FakeServer {
       return res;
     });
     EXPECT_TRUE(server_->Start().ok());
+    port_ = server_->port();
   }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int calls() const { return calls_; }
+  // The server goes away: its port refuses connections from now on.
+  void Kill() { server_.reset(); }
   int max_concurrent() const { return max_concurrent_; }
   std::vector<std::string> bodies() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -192,6 +195,7 @@ class FakeServer {
  private:
   Reply reply_;
   std::unique_ptr<HttpServer> server_;
+  uint16_t port_ = 0;
   std::atomic<int> calls_{0}, concurrent_{0}, max_concurrent_{0};
   std::mutex mu_;
   std::vector<std::string> bodies_, auth_;
@@ -270,6 +274,58 @@ TEST(RemoteBackend, StreamsChoicesUsageAndTiming) {
   EXPECT_GE(r.timing.e2e_ms(), r.timing.ttft_ms());
   EXPECT_EQ(r.timing.itl_ms_size(), 2);  // one gap per choice
   EXPECT_EQ(server.auth()[0], "Bearer sk-secret-key-123");
+}
+
+// Two replicas of one model: requests are spread over both, each under its own cap; when one
+// dies mid-run its requests (those cut off and those still to come) go to the other, every
+// request is answered, and each replica's share and failures are kept apart.
+TEST(RemoteBackend, ReplicasShareTheRequestsAndOneDyingLosesNothing) {
+  auto slow_good = [](const HttpRequest& req, int) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return Reply(req, http::status::ok, GoodStream(2), "text/event-stream");
+  };
+  FakeServer a(slow_good), b(slow_good);
+  RemoteBackendOptions o;
+  o.endpoint = a.url();
+  o.replicas = {b.url()};
+  o.max_concurrency = 2;
+  o.model = "m";
+  o.backoff_initial_s = 0.01;
+  RemoteBackend backend(o);
+  std::vector<SampleRequest> reqs(40);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    reqs[i].problem = "P" + std::to_string(i);
+    reqs[i].n = 2;
+  }
+  std::thread killer([&] {
+    while (b.calls() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    b.Kill();
+  });
+  std::vector<v1::RequestTiming> timings;
+  int ok = 0;
+  std::atomic<bool> cancel{false};
+  backend.Run(
+      reqs,
+      [&](size_t, SampleResponse r) {
+        if (!r.status.ok()) return;
+        ++ok;
+        timings.push_back(r.timing);
+      },
+      cancel);
+  killer.join();
+  EXPECT_EQ(ok, 40) << "the surviving replica answers everything";
+  EXPECT_LE(a.max_concurrent(), 2);
+  const std::vector<EndpointHealth> health = backend.Health();
+  ASSERT_EQ(health.size(), 2u);
+  EXPECT_EQ(health[0].failed_attempts, 0);
+  EXPECT_GE(health[1].completed_requests, 1) << "b served some before it died";
+  EXPECT_GE(health[1].times_taken_out, 1);
+  EXPECT_EQ(health[0].completed_requests + health[1].completed_requests, 40);
+  v1::ServingMetrics m = AggregateServing(timings, 0, 1.0);
+  AddPerEndpointServing(timings, &m);
+  ASSERT_EQ(m.per_endpoint_size(), 2);
+  EXPECT_EQ(m.per_endpoint(0).completed_requests() + m.per_endpoint(1).completed_requests(), 40);
+  EXPECT_NE(backend.Describe().find(b.url()), std::string::npos);
 }
 
 TEST(RemoteBackend, RetriesRateLimitsAndServerErrorsThenSucceeds) {

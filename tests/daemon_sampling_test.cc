@@ -179,5 +179,47 @@ TEST_F(DaemonTest, AnEndpointThatIsDownFailsTheRunKeepsEverySampleAndResumes) {
   }
 }
 
+// A checkpoint served by two replicas, one of which dies: the run finishes on the other, and
+// its serving metrics say per replica what each answered and how the dead one failed.
+TEST_F(DaemonTest, ACheckpointWithTwoReplicasFinishesWhenOneDies) {
+  Daemon alive, dying;
+  ASSERT_TRUE(alive.Start(dir_ + "/replica-a", tokens_,
+                          "--model " + kStoriesModel + " --model-name stories"));
+  ASSERT_TRUE(dying.Start(dir_ + "/replica-b", tokens_,
+                          "--model " + kStoriesModel + " --model-name stories"));
+  ::setenv(kModelKeyEnv, kRead, 1);
+  StartDaemon();
+  const std::string a = "http://127.0.0.1:" + std::to_string(alive.port());
+  const std::string b = "http://127.0.0.1:" + std::to_string(dying.port());
+  auto ck = Post("/v1/checkpoints", R"({"name":"two","endpoint":")" + a + R"(","replicas":[")" + b +
+                                        R"("],"model":"stories","max_concurrency":1,)" +
+                                        R"("api_key_env":")" + kModelKeyEnv + R"("})");
+  ASSERT_EQ(ck.status, 201) << ck.body;
+  EXPECT_EQ(Post("/v1/checkpoints",
+                 R"({"name":"x","endpoint":")" + a + R"(","replicas":["ftp://h"],"model":"m"})")
+                .status,
+            400);
+  dying.Stop(SIGKILL);
+  auto created = Post("/v1/runs", SamplingRunBody(Parse<v1::Checkpoint>(ck.body).id()));
+  ASSERT_EQ(created.status, 201) << created.body;
+  v1::Run run = WaitForRun(Parse<v1::Run>(created.body).id());
+  ASSERT_EQ(run.state(), v1::SUCCEEDED) << run.state_reason();
+  EXPECT_EQ(run.samples_generated(), 6);
+  const v1::ServingMetrics& m = run.serving();
+  EXPECT_EQ(m.completed_requests(), 2);
+  ASSERT_EQ(m.per_endpoint_size(), 2) << Json(m);
+  for (const auto& e : m.per_endpoint()) {
+    if (e.endpoint().find(b) == 0) {
+      EXPECT_EQ(e.completed_requests(), 0);
+      EXPECT_GE(e.failed_attempts(), 1);
+      EXPECT_GE(e.times_taken_out(), 1);
+    } else {
+      EXPECT_EQ(e.endpoint().find(a), 0u) << e.endpoint();
+      EXPECT_EQ(e.completed_requests(), 2);
+      EXPECT_EQ(e.failed_attempts(), 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace evald

@@ -39,6 +39,7 @@ std::string GgufSeed() {
 }
 
 const std::vector<std::string> kSeeds = {
+    "12 0 RUNNING None\n12 3 PENDING Resources\nN/A N/A RUNNING None\n7 1 2\n",
     "     1 \\in_a   1   1   0001\n     1 \\gold_out  --  --  x1x0\n     1 \\gate_out 3 3 "
     "0011\n   Number of cells:   5\n     $_AND_  2\nLongest (length=7)\n",
     "data: {\"choices\":[{\"index\":0,\"text\":\"mod\",\"finish_reason\":null}]}\n\n"
@@ -139,6 +140,9 @@ TEST(FuzzSmoke, GgufFiles) {
 }
 TEST(FuzzSmoke, ServerStreams) {
   RunTarget(fuzz::ParseServerStream, 3000);
+}
+TEST(FuzzSmoke, SpoolFilesAndSqueueOutput) {
+  RunTarget(fuzz::ParseSpoolFiles, 3000);
 }
 TEST(FuzzSmoke, SandboxFrames) {
   RunTarget(fuzz::ReadSandboxFrame, 1000);

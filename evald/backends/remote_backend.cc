@@ -34,6 +34,7 @@ double MsBetween(Clock::time_point a, Clock::time_point b) {
 // One attempt of one request: a curl easy handle and everything received so far.
 struct Attempt {
   size_t request = 0;
+  int replica = 0;
   int attempt = 1;
   int n = 1;
   CURL* easy = nullptr;
@@ -164,6 +165,22 @@ size_t OnHeader(char* ptr, size_t size, size_t nmemb, void* user) {
   return size * nmemb;
 }
 
+// Failures of the connection rather than of the request: the replica itself is in trouble.
+bool ConnectionFailed(CURLcode result) {
+  switch (result) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_OPERATION_TIMEDOUT:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The server's own words about an error, from an OpenAI-style error body or its first bytes.
 std::string ErrorDetail(const std::string& body) {
   auto r = ParseCompletionResponse(body);
@@ -193,13 +210,65 @@ std::string RedactUrl(const std::string& url) {
   return url.substr(0, start) + url.substr(at + 1);
 }
 
-RemoteBackend::RemoteBackend(RemoteBackendOptions options)
-    : options_(std::move(options)), url_(OpenAiEndpointUrl(options_.endpoint, options_.api)) {
+RemoteBackend::RemoteBackend(RemoteBackendOptions options) : options_(std::move(options)) {
   GlobalInit();
+  std::vector<std::string> bases = {options_.endpoint};
+  bases.insert(bases.end(), options_.replicas.begin(), options_.replicas.end());
+  for (const std::string& base : bases) {
+    Replica r;
+    r.url = OpenAiEndpointUrl(base, options_.api);
+    r.shown = RedactUrl(r.url);
+    r.health.endpoint = r.shown;
+    replicas_.push_back(std::move(r));
+  }
 }
 
 std::string RemoteBackend::Describe() const {
-  return RedactUrl(url_) + " model=" + options_.model;
+  std::string urls;
+  for (const Replica& r : replicas_) urls += (urls.empty() ? "" : ", ") + r.shown;
+  return urls + " model=" + options_.model;
+}
+
+std::vector<EndpointHealth> RemoteBackend::Health() const {
+  std::lock_guard<std::mutex> lock(health_mu_);
+  std::vector<EndpointHealth> out;
+  if (replicas_.size() < 2) return out;
+  for (const Replica& r : replicas_) out.push_back(r.health);
+  return out;
+}
+
+int RemoteBackend::PickReplica(int avoid, Clock::time_point now) const {
+  const int cap = std::clamp(options_.max_concurrency, 1, 1024);
+  int best = -1, best_score = 0;
+  for (int i = 0; i < static_cast<int>(replicas_.size()); ++i) {
+    const Replica& r = replicas_[i];
+    if (r.active >= cap || r.out_until > now) continue;
+    const int score = r.active + (i == avoid ? 100000 : 0);
+    if (best < 0 || score < best_score) best = i, best_score = score;
+  }
+  return best;
+}
+
+bool RemoteBackend::RecordFailure(Replica& r, bool connection_failed, const std::string& error) {
+  {
+    std::lock_guard<std::mutex> lock(health_mu_);
+    ++r.health.failed_attempts;
+  }
+  ++r.failures_in_row;
+  // One endpoint alone is never taken out: its retries' backoff is what spares it.
+  if (replicas_.size() < 2 || (!connection_failed && r.failures_in_row < 3)) return false;
+  if (r.out_until > Clock::now()) return true;  // attempts that were in flight when it went out
+  const double out_s =
+      std::min(300.0, options_.replica_out_s * std::pow(2.0, std::min(r.times_out_in_row, 10)));
+  ++r.times_out_in_row;
+  r.failures_in_row = 0;
+  r.out_until = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(out_s * 1000));
+  {
+    std::lock_guard<std::mutex> lock(health_mu_);
+    ++r.health.times_taken_out;
+  }
+  spdlog::warn("replica {} taken out for {:.0f} s: {}", r.shown, out_s, error);
+  return true;
 }
 
 void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
@@ -210,21 +279,21 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
     int attempts_made;
     Clock::time_point not_before;
     std::string last_error;
+    int avoid = -1;  // the replica its last attempt failed on
   };
   std::deque<Waiting> waiting;
-  for (size_t i = 0; i < requests.size(); ++i) waiting.push_back({i, 0, Clock::now(), ""});
+  for (size_t i = 0; i < requests.size(); ++i) waiting.push_back({i, 0, Clock::now(), "", -1});
   std::map<CURL*, std::unique_ptr<Attempt>> active;
   std::map<size_t, std::string> last_errors;
   std::mt19937_64 jitter(std::random_device{}());
-  const std::string shown_url = RedactUrl(url_);
-
   CURLM* multi = curl_multi_init();
-  const int cap = std::clamp(options_.max_concurrency, 1, 1024);
 
-  auto start = [&](const Waiting& w) {
+  auto start = [&](const Waiting& w, int replica) {
     const SampleRequest& r = requests[w.request];
     auto a = std::make_unique<Attempt>();
     a->request = w.request;
+    a->replica = replica;
+    ++replicas_[replica].active;
     a->attempt = w.attempts_made + 1;
     a->n = std::max(1, r.n);
     a->chat = options_.api == OpenAiApi::kChat;
@@ -245,7 +314,7 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
       a->headers =
           curl_slist_append(a->headers, ("Authorization: Bearer " + options_.api_key).c_str());
     CURL* e = a->easy;
-    curl_easy_setopt(e, CURLOPT_URL, url_.c_str());
+    curl_easy_setopt(e, CURLOPT_URL, replicas_[replica].url.c_str());
     curl_easy_setopt(e, CURLOPT_POST, 1L);
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, a->body.c_str());
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(a->body.size()));
@@ -273,6 +342,8 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
   // Decides what one finished attempt means: the response, or a retry, or a final error.
   auto finish = [&](std::unique_ptr<Attempt> a, CURLcode result) {
     const SampleRequest& r = requests[a->request];
+    Replica& replica = replicas_[a->replica];
+    --replica.active;
     long status = 0;
     curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &status);
     std::string error;
@@ -323,6 +394,12 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
     }
     if (error.empty()) {
       SampleResponse resp;
+      replica.failures_in_row = replica.times_out_in_row = 0;
+      {
+        std::lock_guard<std::mutex> lock(health_mu_);
+        ++replica.health.completed_requests;
+      }
+      if (replicas_.size() > 1) a->timing.set_endpoint(replica.shown);
       a->timing.set_e2e_ms(MsBetween(a->t0, Clock::now()));
       if (a->timing.ttft_ms() < 0) a->timing.set_ttft_ms(a->timing.e2e_ms());
       a->timing.set_attempts(a->attempt);
@@ -340,9 +417,18 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
       done(a->request, std::move(resp));
       return;
     }
-    error = fmt::format("{} (POST {}, attempt {} of {})", error, shown_url, a->attempt,
+    error = fmt::format("{} (POST {}, attempt {} of {})", error, replica.shown, a->attempt,
                         options_.max_attempts);
+    if (retry) RecordFailure(replica, ConnectionFailed(result), error);
     if (retry && a->attempt < options_.max_attempts && !cancel) {
+      // Another replica that can take it now: no backoff (it is this replica that struggles).
+      const int other = PickReplica(a->replica, Clock::now());
+      if (other >= 0 && other != a->replica) {
+        spdlog::warn("{} sample {}: {}; retrying on another replica", r.problem, r.first_index,
+                     error);
+        waiting.push_back({a->request, a->attempt, Clock::now(), error, a->replica});
+        return;
+      }
       double backoff = std::min(options_.backoff_max_s,
                                 options_.backoff_initial_s * std::pow(2.0, a->attempt - 1));
       backoff *= std::uniform_real_distribution<double>(0.5, 1.0)(jitter);
@@ -351,7 +437,8 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
                    backoff);
       waiting.push_back(
           {a->request, a->attempt,
-           Clock::now() + std::chrono::microseconds(static_cast<int64_t>(backoff * 1e6)), error});
+           Clock::now() + std::chrono::microseconds(static_cast<int64_t>(backoff * 1e6)), error,
+           a->replica});
       return;
     }
     SampleResponse resp;
@@ -364,6 +451,7 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
     if (cancel) {
       for (auto& [easy, a] : active) {
         curl_multi_remove_handle(multi, easy);
+        --replicas_[a->replica].active;
         SampleResponse resp;
         resp.status = Status::Cancelled("cancelled");
         done(a->request, std::move(resp));
@@ -379,12 +467,15 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
     }
     auto now = Clock::now();
     Clock::time_point next_due = now + std::chrono::milliseconds(200);
-    for (auto it = waiting.begin(); it != waiting.end() && static_cast<int>(active.size()) < cap;) {
-      if (it->not_before <= now) {
-        start(*it);
+    for (const Replica& rep : replicas_)
+      if (rep.out_until > now) next_due = std::min(next_due, rep.out_until);
+    for (auto it = waiting.begin(); it != waiting.end();) {
+      const int replica = it->not_before <= now ? PickReplica(it->avoid, now) : -1;
+      if (replica >= 0) {
+        start(*it, replica);
         it = waiting.erase(it);
       } else {
-        next_due = std::min(next_due, it->not_before);
+        if (it->not_before > now) next_due = std::min(next_due, it->not_before);
         ++it;
       }
     }

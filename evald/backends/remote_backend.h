@@ -4,9 +4,15 @@
 // explicit, streams (SSE) so that time to first token and inter-token latency are measured, and
 // is retried with exponential backoff on 429, 5xx, timeouts, refused or dropped connections,
 // malformed bodies and truncated streams. The API key goes only into the Authorization header.
+// Several replicas of one model (several base URLs) share the requests: each takes at most
+// `max_concurrency` at once, the least busy first; a replica whose connections fail (or that
+// fails three attempts in a row) is taken out for a while (5 s, doubling up to 5 min) and its
+// requests go to the others at once; it is tried again when its time is up.
 #pragma once
 
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "evald/backends/openai_wire.h"
 #include "evald/backends/sampling_backend.h"
@@ -15,16 +21,18 @@ namespace evald {
 
 struct RemoteBackendOptions {
   std::string endpoint;  // base URL: http://host:port, http://host:port/v1, https://...
-  std::string model;     // the server's model name
+  std::vector<std::string> replicas;  // further base URLs serving the same model
+  std::string model;                  // the server's model name
   OpenAiApi api = OpenAiApi::kCompletions;
-  std::string api_key;  // sent as a bearer token; never logged or stored
-  int max_concurrency = 8;
+  std::string api_key;             // sent as a bearer token; never logged or stored
+  int max_concurrency = 8;         // per replica
   double request_timeout_s = 600;  // per attempt
   double connect_timeout_s = 10;
   double stall_timeout_s = 120;  // an attempt that receives nothing for this long fails
   int max_attempts = 4;
   double backoff_initial_s = 0.5;  // doubled per attempt, with jitter, up to backoff_max_s
   double backoff_max_s = 30;
+  double replica_out_s = 5;  // first time out for a failing replica (doubles, at most 300 s)
   bool stream = true;
   size_t max_response_bytes = 64u << 20;
 };
@@ -38,11 +46,27 @@ class RemoteBackend : public SamplingBackend {
            const std::function<void(size_t, SampleResponse)>& done,
            const std::atomic<bool>& cancel) override;
 
-  const std::string& url() const { return url_; }
+  const std::string& url() const { return replicas_.front().url; }
+  std::vector<EndpointHealth> Health() const override;
 
  private:
+  struct Replica {
+    std::string url, shown;  // shown: without credentials
+    int active = 0;
+    int failures_in_row = 0;
+    int times_out_in_row = 0;
+    std::chrono::steady_clock::time_point out_until{};
+    EndpointHealth health;
+  };
+
+  // The replica for a new attempt: not out, under its cap, the least busy, `avoid` last.
+  int PickReplica(int avoid, std::chrono::steady_clock::time_point now) const;
+  // Records a failed attempt on `r`; true when the replica was taken out.
+  bool RecordFailure(Replica& r, bool connection_failed, const std::string& error);
+
   RemoteBackendOptions options_;
-  std::string url_;
+  std::vector<Replica> replicas_;
+  mutable std::mutex health_mu_;  // replicas_[*].health, read by Health() from other threads
 };
 
 // The endpoint URL for `api` under a base URL (".../v1" is added unless the base ends in it).

@@ -47,6 +47,15 @@ struct SampleResponse {
   v1::RequestTiming timing;
 };
 
+// How one endpoint of a backend fared (replicas of a remote checkpoint): for per-endpoint
+// serving metrics beside the run's.
+struct EndpointHealth {
+  std::string endpoint;
+  int completed_requests = 0;
+  int failed_attempts = 0;  // attempts that failed there (retried there or elsewhere)
+  int times_taken_out = 0;
+};
+
 class SamplingBackend {
  public:
   virtual ~SamplingBackend() = default;
@@ -55,6 +64,8 @@ class SamplingBackend {
   virtual std::string Describe() const = 0;  // endpoint URL / model path, for the run's record
   // The most samples one request may ask for (the run groups a problem's samples up to it).
   virtual int MaxSamplesPerRequest() const { return 128; }
+  // Per endpoint, for backends with several (empty otherwise).
+  virtual std::vector<EndpointHealth> Health() const { return {}; }
   // Answers every request: `done(i, response)` exactly once per request i, from any thread
   // (never two calls at once). Returns when all are answered. With `cancel` set, unanswered
   // requests are answered with kCancelled promptly.

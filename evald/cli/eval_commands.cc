@@ -13,6 +13,7 @@
 #include "datasets/problem_category.h"
 #include "datasets/prompt_builder.h"
 #include "evald/cli/cross_check_flags.h"
+#include "evald/cli/executor_flags.h"
 #include "evald/cli/report_io.h"
 #include "evald/eval/report_printer.h"
 #include "evald/runs/dataset_audit.h"
@@ -84,6 +85,7 @@ struct EvalFlags {
   uint32_t sim_timeout_s = 0;
   bool exact_counts = false;
   CrossCheckFlags cross;
+  ExecutorFlags executor;
 };
 
 int RunEval(const EvalFlags& f) {
@@ -98,6 +100,9 @@ int RunEval(const EvalFlags& f) {
   auto cross = CrossCheckOptionsOf(f.cross);
   if (!cross.ok()) return Fail(cross.status());
   opts.cross = *cross;
+  auto executor = ExecutorOptionsOf(f.executor);
+  if (!executor.ok()) return Fail(executor.status());
+  opts.executor = *executor;
   opts.progress = MakeProgress();
   std::unique_ptr<Store> store;
   if (!f.data_dir.empty()) {
@@ -221,6 +226,7 @@ void RegisterEvalCommand(CLI::App& app, std::function<int()>* run) {
                  "simulate wrong designs to the end for exact mismatch counts (slower; by "
                  "default a simulation stops at its first mismatch, same verdicts)");
   AddCrossCheckFlags(eval, &f->cross);
+  AddExecutorFlags(eval, &f->executor);
   eval->callback([f, run] { *run = [f] { return RunEval(*f); }; });
 }
 

@@ -10,6 +10,7 @@
 //                          (plan_command)
 //   evald report train-serve  one checkpoint served several ways, side by side (report_command)
 //   evald serve, export    the daemon; a leaderboard from a store (serve_command)
+//   evald worker           grade one shard of a spool: a cluster's array task (executor_flags)
 //   evald generate, quantize, bench decode, make-model
 //                          the decoding core on local GGUF files (model_commands)
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -20,6 +21,7 @@
 
 #include "evald/cli/compare_and_gate.h"
 #include "evald/cli/eval_commands.h"
+#include "evald/cli/executor_flags.h"
 #include "evald/cli/model_commands.h"
 #include "evald/cli/plan_command.h"
 #include "evald/cli/report_command.h"
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   RegisterRunCommand(app, &run);
   RegisterExportCommand(app, &run);
   RegisterModelCommands(app, &run);
+  RegisterWorkerCommand(app, &run);
 
   try {
     app.parse(argc, argv);

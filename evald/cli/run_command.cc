@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "evald/cli/cross_check_flags.h"
+#include "evald/cli/executor_flags.h"
 #include "evald/cli/report_io.h"
 #include "evald/eval/report_printer.h"
 #include "evald/runs/cross_check_settings.h"
@@ -35,7 +36,7 @@ struct Flags {
                                            hardware, name;
   int concurrency = 8;
   std::string dataset = "builtin", task = "spec-to-rtl", simulator = "iverilog", k = "1,5";
-  std::vector<std::string> problems, stop, labels;
+  std::vector<std::string> problems, stop, labels, replicas;
   std::string preset;
   int n = 0, top_k = -1, max_tokens = 1024, shots = 0, jobs = 2, decode_threads = 1, attempts = 4;
   double temperature = 0, top_p = 0, min_p = 0, timeout_s = 600;
@@ -44,6 +45,7 @@ struct Flags {
        exact_counts = false;
   std::string data, json_out;
   CrossCheckFlags cross;
+  ExecutorFlags executor;
 };
 
 v1::Checkpoint CheckpointOf(const Flags& f) {
@@ -62,6 +64,7 @@ v1::Checkpoint CheckpointOf(const Flags& f) {
   } else {
     ck.set_format("remote");
     ck.set_endpoint(f.endpoint);
+    for (const std::string& r : f.replicas) ck.add_replicas(r);
     ck.set_model(f.model_name);
     ck.set_api(f.api);
     ck.set_api_key_env(f.api_key_env);
@@ -149,6 +152,9 @@ int RunRun(const Flags& f) {
   RunManagerOptions opts;
   opts.jobs = f.jobs;
   opts.backend.decode_threads = f.decode_threads;
+  auto executor = ExecutorOptionsOf(f.executor);
+  if (!executor.ok()) return Fail(executor.status());
+  opts.executor = *executor;
   if (f.dataset != "builtin") opts.datasets[f.dataset] = f.dataset;
   RunManager runs(store->get(), opts);
   // Started first: runs an earlier interrupted `evald run --data DIR` left resume too.
@@ -193,6 +199,8 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
   source->add_option("--endpoint", f->endpoint,
                      "an OpenAI-compatible server's base URL (vLLM, llama.cpp, evald serve)");
   source->add_option("--recorded", f->recorded, "a samples JSONL of completions made elsewhere");
+  cmd->add_option("--replica", f->replicas,
+                  "another base URL serving the same model as --endpoint (repeatable)");
   source->require_option(1);
   cmd->add_option("--model-name", f->model_name, "the endpoint's model name");
   cmd->add_option("--api", f->api, "endpoint flavour: completions | chat");
@@ -229,6 +237,7 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_flag("--exact-counts", f->exact_counts,
                 "simulate wrong designs to the end for exact mismatch counts (slower)");
   AddCrossCheckFlags(cmd, &f->cross);
+  AddExecutorFlags(cmd, &f->executor);
   cmd->add_option("--decode-threads", f->decode_threads, "threads of the decoding core")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--timeout", f->timeout_s, "seconds per request attempt");

@@ -8,6 +8,7 @@
 
 #include "base/file_io.h"
 #include "base/numbers.h"
+#include "evald/cli/executor_flags.h"
 #include "evald/cli/report_io.h"
 #include "evald/leaderboard/leaderboard.h"
 #include "evald/server/api.h"
@@ -49,6 +50,7 @@ struct ServeFlags {
   int decode_threads = 1;
   int max_generations = 16;
   uint64_t min_free_mb = 256;
+  ExecutorFlags executor;
 };
 
 StatusOr<HttpServerOptions> HttpOptionsOf(const ServeFlags& f) {
@@ -89,6 +91,9 @@ int RunServe(const ServeFlags& f) {
   run_opts.jobs = f.jobs;
   run_opts.datasets = *datasets;
   run_opts.backend.decode_threads = f.decode_threads;
+  auto executor = ExecutorOptionsOf(f.executor);
+  if (!executor.ok()) return Fail(executor.status());
+  run_opts.executor = *executor;
   std::unique_ptr<OpenAiRoutes> completions;
   if (!f.model.empty()) {
     auto engine = CoreEngine::Load(f.model, f.decode_threads);
@@ -135,6 +140,7 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
       ->required();
   cmd->add_option("--dataset", f->datasets, "NAME=PATH a run may name (builtin is always there)");
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
+  AddExecutorFlags(cmd, &f->executor);
   cmd->add_option("--max-body-mb", f->max_body_mb, "largest request body");
   cmd->add_option("--min-free-mb", f->min_free_mb,
                   "free space kept on the store's filesystem: under it, writes get 507 and "

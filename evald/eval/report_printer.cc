@@ -221,6 +221,13 @@ std::vector<std::pair<std::string, std::string>> ServingRows(const v1::ServingMe
 void PrintServingMetrics(const v1::ServingMetrics& m, std::ostream& out) {
   out << "serving (" << m.endpoint() << ")\n";
   for (const auto& [k, v] : ServingRows(m)) out << fmt::format("  {:<34} {}\n", k, v);
+  for (const auto& e : m.per_endpoint())
+    out << fmt::format(
+        "  replica {}: {} requests, {:.1f} output tok/s, TTFT median {:.0f} ms, E2E median {:.0f} "
+        "ms, "
+        "{} failed attempts, taken out {} times\n",
+        e.endpoint(), e.completed_requests(), e.output_token_throughput(), e.ttft().median_ms(),
+        e.e2e().median_ms(), e.failed_attempts(), e.times_taken_out());
 }
 
 void PrintServingComparison(const v1::ServingMetrics& a, const v1::ServingMetrics& b,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 namespace evald {
@@ -67,6 +68,27 @@ v1::ServingMetrics AggregateServing(const std::vector<v1::RequestTiming>& reques
   *m.mutable_itl() = LatencyOf(std::move(itl));
   *m.mutable_e2e() = LatencyOf(std::move(e2e));
   return m;
+}
+
+void AddPerEndpointServing(const std::vector<v1::RequestTiming>& requests, v1::ServingMetrics* m) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<v1::RequestTiming>> by_endpoint;
+  for (const auto& r : requests) {
+    if (r.endpoint().empty()) continue;
+    auto [it, inserted] = by_endpoint.try_emplace(r.endpoint());
+    if (inserted) order.push_back(r.endpoint());
+    it->second.push_back(r);
+  }
+  for (const std::string& endpoint : order) {
+    const v1::ServingMetrics one = AggregateServing(by_endpoint[endpoint], 0, m->duration_s());
+    v1::EndpointServing* e = m->add_per_endpoint();
+    e->set_endpoint(endpoint);
+    e->set_completed_requests(one.completed_requests());
+    e->set_output_tokens(one.total_output_tokens());
+    e->set_output_token_throughput(one.output_token_throughput());
+    *e->mutable_ttft() = one.ttft();
+    *e->mutable_e2e() = one.e2e();
+  }
 }
 
 }  // namespace evald

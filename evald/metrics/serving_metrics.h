@@ -17,4 +17,8 @@ v1::LatencyStats LatencyOf(std::vector<double> values_ms);
 v1::ServingMetrics AggregateServing(const std::vector<v1::RequestTiming>& requests,
                                     int failed_requests, double duration_s);
 
+// The same figures per replica, for requests that name the endpoint that answered them, into
+// m->per_endpoint (one entry per endpoint, in order of first appearance).
+void AddPerEndpointServing(const std::vector<v1::RequestTiming>& requests, v1::ServingMetrics* m);
+
 }  // namespace evald

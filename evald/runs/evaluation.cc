@@ -25,6 +25,7 @@ GradingOptions GradingOptionsOf(const EvalOptions& options) {
   g.store = options.store;
   g.exact_mismatch_counts = options.exact_mismatch_counts;
   g.cross = options.cross;
+  g.executor = options.executor;
   return g;
 }
 
@@ -69,7 +70,10 @@ StatusOr<v1::EvalReport> Evaluate(const Dataset& dataset, const SamplesFile& sam
   const SamplePlan plan = PlanUploadedSamples(dataset, samples);
   RecordInputErrors(samples, plan, &report);
 
-  auto session = GradingSession::Open(GradingOptionsOf(options), ProblemsOf(plan));
+  GradingOptions g = GradingOptionsOf(options);
+  g.executor.dataset_folder = dataset.folder();
+  g.executor.task = std::string(TaskName(dataset.task()));
+  auto session = GradingSession::Open(g, ProblemsOf(plan));
   if (!session.ok()) return session.status();
   GradingSession& grading = **session;
   report.set_sandbox_layers(grading.sandbox_layers());
@@ -124,6 +128,7 @@ StatusOr<v1::DatasetCheckReport> CheckDataset(const Dataset& dataset, const Eval
   GradingOptions g = GradingOptionsOf(options);
   g.store = nullptr;  // a check always runs every reference
   g.cross = CrossCheckOptions{};
+  g.executor = ExecutorOptions{};  // references are calibrated where the session runs
   auto session = GradingSession::Open(g, problems);
   if (!session.ok()) return session.status();
   out.set_simulator_version((*session)->simulator_version());

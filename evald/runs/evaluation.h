@@ -35,6 +35,8 @@ struct EvalOptions {
   // Verdict cache: calibrations and verdicts found here are not simulated again; new ones are
   // added. Optional.
   Store* store = nullptr;
+  // Where simulations run (local sandboxes or a Slurm array); the dataset is filled in.
+  ExecutorOptions executor;
   // Called as samples get their verdicts: (graded, total). From worker threads.
   std::function<void(int, int)> progress;
 };

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "base/clock.h"
+#include "evald/runs/cross_check_settings.h"
 #include "evald/runs/verdict_fields.h"
 #include "evald/store/store.h"
 #include "harness/calibration.h"
@@ -58,6 +59,17 @@ char CalibrationLetter(const Calibration& c) {
 }
 
 }  // namespace
+
+Status ValidateExecutor(const ExecutorOptions& options) {
+  if (options.executor == "local") return Status::Ok();
+  if (options.executor != "slurm")
+    return Status::InvalidArgument("unknown executor '" + options.executor + "' (local | slurm)");
+  if (options.slurm.spool.empty())
+    return Status::InvalidArgument("--executor slurm needs --spool DIR (a shared directory)");
+  if (options.slurm.spool.front() != '/')
+    return Status::InvalidArgument("--spool must be an absolute path (the workers see it too)");
+  return Status::Ok();
+}
 
 Status ApplySimulatorChoice(std::string_view name, GradingOptions* options) {
   options->auto_simulator = name == "auto";
@@ -115,8 +127,9 @@ Status GradingSession::Start(const std::vector<const Problem*>& problems) {
       options_.cross = CrossCheckOptions{};
     }
   }
+  EVALD_RETURN_IF_ERROR(ValidateExecutor(options_.executor));
   std::vector<const Problem*> failing = Calibrate(problems, 0);
-  if (!options_.auto_simulator || failing.empty()) return Status::Ok();
+  if (!options_.auto_simulator || failing.empty()) return StartExecutor();
   // auto: the problems whose reference fails with the primary simulator, tried with the other.
   const SimulatorKind other = options_.simulator == SimulatorKind::kIcarus
                                   ? SimulatorKind::kVerilator
@@ -143,7 +156,26 @@ Status GradingSession::Start(const std::vector<const Problem*>& problems) {
     reference_runs_.erase(p->name);
     graded_with_.erase(p->name);
   }
-  return Status::Ok();
+  return StartExecutor();
+}
+
+Status GradingSession::StartExecutor() {
+  if (!options_.executor.remote()) return Status::Ok();
+  v1::WorkerSpec spec;
+  spec.set_dataset_folder(options_.executor.dataset_folder);
+  spec.set_task(options_.executor.task);
+  spec.set_simulator(options_.auto_simulator ? "auto"
+                                             : std::string(SimulatorName(options_.simulator)));
+  spec.set_exact_mismatch_counts(options_.exact_mismatch_counts);
+  spec.set_simulate_timeout_ms(options_.simulate_timeout_ms.value_or(0));
+  *spec.mutable_cross_checks() = CrossCheckSettingsOf(options_.cross);
+  spec.set_simulator_version(simulator_version());
+  spec.set_yosys_version(yosys_version_);
+  spec.set_require_full_isolation(options_.sandbox.require_full_isolation);
+  for (const auto& [name, record] : records_) *spec.add_calibrations() = record;
+  dispatcher_ = std::make_unique<SlurmDispatcher>(options_.executor.slurm, std::move(spec),
+                                                  options_.abort, options_.cancel);
+  return dispatcher_->Start();
 }
 
 const GradingSession::Simulator& GradingSession::SimulatorOf(const std::string& problem) const {
@@ -168,6 +200,15 @@ std::vector<const Problem*> GradingSession::Calibrate(const std::vector<const Pr
   const Simulator& sim = simulators_[index];
   std::mutex mu;
   for (const Problem* p : problems) {
+    if (auto given = options_.given_calibrations.find(p->name);
+        given != options_.given_calibrations.end()) {
+      v1::ProblemCalibration record = given->second;
+      // --simulator auto: a problem the submitter graded with the other simulator fails here.
+      if (record.simulator() != SimulatorName(sim.kind)) record.set_reference_verdict("X");
+      calibration_[p->name] = CalibrationFromProto(record);
+      records_[p->name] = std::move(record);
+      continue;
+    }
     const std::string key = CalibrationKey(sim.kind, sim.version, sim.base, *p);
     v1::ProblemCalibration cached;
     if (options_.store && options_.store->Get(Family::kCalibrations, key, &cached).ok()) {
@@ -241,8 +282,7 @@ void GradingSession::Grade(const Problem& problem, std::string code, const Sampl
     out.fault = true;
     return done(out);
   }
-  const Simulator& sim = SimulatorOf(problem.name);
-  std::string key = VerdictKey(sim.kind, sim.version, sim.key_limits, problem, code);
+  std::string key = VerdictKeyFor(problem, code);
   std::optional<Verdict> earlier;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -280,6 +320,7 @@ void GradingSession::Grade(const Problem& problem, std::string code, const Sampl
     });
     return;
   }
+  if (dispatcher_) return Dispatch(problem, code, key, std::move(done));
   pool_.Submit([this, &problem, code = std::move(code), ref, key = std::move(key),
                 done = std::move(done)](SandboxWorker& worker) mutable {
     if (options_.abort != nullptr && options_.abort->load()) {
@@ -292,6 +333,56 @@ void GradingSession::Grade(const Problem& problem, std::string code, const Sampl
     Simulate(worker, problem, code, ref, &out);
     Complete(key, out, done);
   });
+}
+
+std::string GradingSession::VerdictKeyFor(const Problem& problem, const std::string& code) const {
+  const Simulator& sim = SimulatorOf(problem.name);
+  return VerdictKey(sim.kind, sim.version, sim.key_limits, problem, code);
+}
+
+void GradingSession::Dispatch(const Problem& problem, const std::string& code,
+                              const std::string& key, Done done) {
+  v1::WorkerJob job;
+  job.set_key(key);
+  job.set_problem(problem.name);
+  job.set_code(code);
+  dispatcher_->Submit(std::move(job), [this, &problem, code, key, done = std::move(done)](
+                                          StatusOr<v1::WorkerResult> result) mutable {
+    GradeOutcome out = FromWorker(problem, code, key, std::move(result));
+    Complete(key, out, done);
+  });
+}
+
+GradeOutcome GradingSession::FromWorker(const Problem& problem, const std::string& code,
+                                        const std::string& key, StatusOr<v1::WorkerResult> result) {
+  GradeOutcome out;
+  out.key = key;
+  if (!result.ok() || result->fault()) {
+    // No verdict on the code: the sample stays ungraded (a resumed run tries it again).
+    out.verdict.category = category::kInternalError;
+    out.verdict.detail = result.ok() ? result->verdict().detail() : result.status().message();
+    out.verdict.cacheable = false;
+    out.fault = true;
+    return out;
+  }
+  out.verdict = FromVerdictFields(result->verdict());
+  out.verdict.cacheable = result->cacheable();
+  out.seconds = result->seconds();
+  ++simulations_;
+  StoreVerdict(out);
+  if (result->cross_checked()) {
+    out.verdict.cross = CrossCheckFromRecord(result->cross());
+    out.verdict.cross.formal.cacheable = result->cross_cacheable();
+    out.verdict.cross_checked = true;
+    ++cross_checks_;
+    if (options_.store != nullptr && out.verdict.cross.cacheable()) {
+      v1::CachedCrossCheck record = result->cross();
+      record.set_created_unix_ms(UnixMillis());
+      (void)options_.store->Put(Family::kCrossChecks, CrossCheckKeyFor(problem, code, out.verdict),
+                                record);
+    }
+  }
+  return out;
 }
 
 void GradingSession::Simulate(SandboxWorker& worker, const Problem& problem,
@@ -467,6 +558,10 @@ void GradingSession::Complete(const std::string& key, GradeOutcome& outcome, Don
 
 void GradingSession::Wait() {
   pool_.Wait();
+  if (dispatcher_) {
+    dispatcher_->Drain();
+    pool_.Wait();
+  }
 }
 
 }  // namespace evald

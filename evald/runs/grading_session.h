@@ -21,12 +21,28 @@
 #include "evald/proto/eval.pb.h"
 #include "evald/runs/grading_in_flight.h"
 #include "evald/runs/sandbox_pool.h"
+#include "evald/runs/slurm_dispatch.h"
 #include "harness/grader.h"
 #include "harness/simulator.h"
 
 namespace evald {
 
 class Store;
+
+// Where the simulations that no cache answers run: this process's sandboxes ("local"), or a
+// Slurm job array of `evald worker` tasks over a shared spool ("slurm"; docs/scale-out.md).
+// Calibration, cache lookups and cross-checks of cached verdicts stay local either way.
+struct ExecutorOptions {
+  std::string executor = "local";  // "local" | "slurm"
+  SlurmDispatchOptions slurm;
+  // What the workers load (the same path on every node); set by the pipeline, not the user.
+  std::string dataset_folder;
+  std::string task;
+  bool remote() const { return executor == "slurm"; }
+};
+
+// "local" | "slurm": refuses anything else, and slurm without a spool.
+Status ValidateExecutor(const ExecutorOptions& options);
 
 struct GradingOptions {
   SimulatorKind simulator = SimulatorKind::kIcarus;
@@ -45,6 +61,13 @@ struct GradingOptions {
   GradingInFlight* guard = nullptr;  // the daemon's crash-loop guard (optional)
   // Once set, simulations not yet started are skipped (their callbacks never run).
   const std::atomic<bool>* abort = nullptr;
+  // Set with abort when the run is cancelled (not only the process stopping): work sent to a
+  // cluster is cancelled there too; otherwise a restarted daemon picks it up.
+  const std::atomic<bool>* cancel = nullptr;
+  ExecutorOptions executor;
+  // Calibrations made elsewhere (an `evald worker` grading with its submitter's): used instead
+  // of calibrating, for the problems named.
+  std::map<std::string, v1::ProblemCalibration> given_calibrations;
 };
 
 // "iverilog" | "verilator" | "auto" into the options (auto: Icarus first, Verilator for the
@@ -104,6 +127,13 @@ class GradingSession {
   // Blocks until every simulation submitted so far has finished and its callbacks returned.
   void Wait();
 
+  // The verdict key of `code` for `problem` with this session's simulator and limits.
+  std::string VerdictKeyFor(const Problem& problem, const std::string& code) const;
+  // Counters of the cluster executor (null when grading locally).
+  const DispatchCounters* dispatch_counters() const {
+    return dispatcher_ ? &dispatcher_->counters() : nullptr;
+  }
+
   int simulations() const { return simulations_; }
   int cache_hits() const { return cache_hits_; }
   // Yosys's version when cross-checks are on; the cross-checks run and answered by the cache.
@@ -151,6 +181,11 @@ class GradingSession {
   // The formal check, unless this problem's checks keep running out of their budget.
   FormalVerdict CheckFormally(SandboxWorker& worker, const Problem& problem,
                               const std::string& compiled);
+  Status StartExecutor();
+  // A simulation sent to the cluster; `done` runs with its result.
+  void Dispatch(const Problem& problem, const std::string& code, const std::string& key, Done done);
+  GradeOutcome FromWorker(const Problem& problem, const std::string& code, const std::string& key,
+                          StatusOr<v1::WorkerResult> result);
   // Records the verdict for `key` and runs the callbacks waiting for it.
   void Complete(const std::string& key, GradeOutcome& outcome, Done& owner);
   void StoreVerdict(const GradeOutcome& outcome);
@@ -171,6 +206,7 @@ class GradingSession {
   std::mutex synthesis_mu_;  // reference_synthesis_, formal_out_of_budget_
   std::map<std::string, SynthStats> reference_synthesis_;  // by problem name
   std::map<std::string, int> formal_out_of_budget_;        // by problem name (synthesis_mu_)
+  std::unique_ptr<SlurmDispatcher> dispatcher_;            // executor slurm
 };
 
 }  // namespace evald

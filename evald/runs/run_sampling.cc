@@ -64,6 +64,17 @@ std::string BackendFor(const v1::Checkpoint& ck) {
   return "samples";
 }
 
+namespace {
+
+Status CheckEndpointUrl(const std::string& url) {
+  if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0)
+    return Status::InvalidArgument("endpoint must be an http:// or https:// URL");
+  if (url.size() > 2048) return Status::InvalidArgument("endpoint too long");
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status NormalizeCheckpoint(v1::Checkpoint* ck) {
   if (ck->format().empty())
     ck->set_format(!ck->location().empty()   ? "gguf"
@@ -79,9 +90,10 @@ Status NormalizeCheckpoint(v1::Checkpoint* ck) {
         access(ck->location().c_str(), R_OK) != 0)
       return Status::InvalidArgument("location " + ck->location() + " is not a readable file");
   } else if (ck->format() == "remote") {
-    if (ck->endpoint().rfind("http://", 0) != 0 && ck->endpoint().rfind("https://", 0) != 0)
-      return Status::InvalidArgument("endpoint must be an http:// or https:// URL");
-    if (ck->endpoint().size() > 2048) return Status::InvalidArgument("endpoint too long");
+    if (ck->replicas_size() > 64) return Status::InvalidArgument("at most 64 replicas");
+    for (const std::string& url : ck->replicas())
+      EVALD_RETURN_IF_ERROR(CheckEndpointUrl(url).Annotate("replicas"));
+    EVALD_RETURN_IF_ERROR(CheckEndpointUrl(ck->endpoint()));
     if (ck->model().empty())
       return Status::InvalidArgument("a remote checkpoint needs model (the server's model name)");
     if (auto api = ParseOpenAiApi(ck->api()); !api.ok()) return api.status();
@@ -157,6 +169,7 @@ StatusOr<std::unique_ptr<SamplingBackend>> MakeBackend(const v1::Checkpoint& ck,
       return Status::InvalidArgument("backend remote needs a checkpoint with an endpoint");
     RemoteBackendOptions o;
     o.endpoint = ck.endpoint();
+    o.replicas.assign(ck.replicas().begin(), ck.replicas().end());
     o.model = ck.model();
     auto api = ParseOpenAiApi(ck.api());
     if (!api.ok()) return api.status();

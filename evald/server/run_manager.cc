@@ -277,7 +277,10 @@ Status RunManager::Cancel(const std::string& id, const std::string& reason) {
     ++counters_.runs_cancelled;
     return store_->Put(Family::kRuns, id, *run);
   }
-  if (running_ == id) abort_running_ = true;
+  if (running_ == id) {
+    cancel_running_ = true;  // before abort: work on a cluster is cancelled too
+    abort_running_ = true;
+  }
   return Status::Ok();  // the executor notices and stops the running run
 }
 
@@ -340,7 +343,8 @@ void RunManager::ExecutorMain() {
       id = queue_.front();
       queue_.pop_front();
       running_ = id;
-      abort_running_ = cancel_requested_.count(id) > 0;
+      cancel_running_ = cancel_requested_.count(id) > 0;
+      abort_running_ = cancel_running_.load();
     }
     Execute(id);
     std::lock_guard<std::mutex> lock(mu_);
@@ -492,6 +496,10 @@ StatusOr<std::unique_ptr<GradingSession>> RunManager::OpenGrading(
   g.store = store_;
   g.guard = &in_flight_;
   g.abort = &abort_running_;
+  g.cancel = &cancel_running_;
+  g.executor = options_.executor;
+  g.executor.dataset_folder = dataset.folder();
+  g.executor.task = std::string(TaskName(dataset.task()));
   g.exact_mismatch_counts = run->spec().exact_mismatch_counts();
   g.cross = CrossCheckOptionsFrom(run->spec().cross_checks());
   auto grading = GradingSession::Open(g, ProblemsOf(dataset, pending));
@@ -519,6 +527,15 @@ void RunManager::RecordServing(const SamplingBackend& backend,
   m.set_endpoint(backend.Describe());
   m.set_hardware(run->spec().hardware());
   m.set_cached_samples(CountCachedGenerations(run->id()));
+  AddPerEndpointServing(timings, &m);
+  for (const EndpointHealth& h : backend.Health()) {
+    v1::EndpointServing* e = nullptr;
+    for (auto& existing : *m.mutable_per_endpoint())
+      if (existing.endpoint() == h.endpoint) e = &existing;
+    if (e == nullptr) (e = m.add_per_endpoint())->set_endpoint(h.endpoint);
+    e->set_failed_attempts(h.failed_attempts);
+    e->set_times_taken_out(h.times_taken_out);
+  }
   *run->mutable_serving() = m;
 }
 

@@ -35,6 +35,7 @@ struct RunManagerOptions {
   // Datasets runs may name: name -> path (a benchmark checkout or dataset_* folder).
   std::map<std::string, std::string> datasets;
   BackendOptions backend;
+  ExecutorOptions executor;  // where simulations run (docs/scale-out.md)
 };
 
 struct RunFilter {
@@ -129,7 +130,8 @@ class RunManager {
   std::set<std::string> cancel_requested_;
   std::string running_;
   bool stopping_ = false;
-  std::atomic<bool> abort_running_{false};  // the running run is cancelled or the daemon stops
+  std::atomic<bool> abort_running_{false};   // the running run is cancelled or the daemon stops
+  std::atomic<bool> cancel_running_{false};  // the running run is cancelled (not a stop)
   std::thread executor_;
   std::map<std::string, std::unique_ptr<Dataset>> datasets_;  // "name/task"
   RunCounters counters_;

@@ -11,6 +11,9 @@
 #include "evald/backends/openai_wire.h"
 #include "evald/backends/sse_parser.h"
 #include "evald/eval/samples_reader.h"
+#include "evald/proto/worker.pb.h"
+#include "evald/runs/slurm_client.h"
+#include "evald/runs/spool.h"
 #include "harness/failure_category.h"
 #include "harness/integrity_check.h"
 #include "harness/testbench_hardening.h"
@@ -53,6 +56,20 @@ int ParseServerStream(const uint8_t* data, size_t size) {
   std::string clean = SanitizeUtf8(body);
   if (SanitizeUtf8(clean) != clean) __builtin_trap();  // the output is valid UTF-8
   if (Utf8SafeCut(clean, clean.size() / 2) > clean.size() / 2) __builtin_trap();
+  return 0;
+}
+
+int ParseSpoolFiles(const uint8_t* data, size_t size) {
+  const std::string text(View(data, size));
+  v1::WorkerResult result;
+  if (result.ParseFromString(text)) (void)result.verdict().verdict().size();
+  v1::WorkerShard shard;
+  if (shard.ParseFromString(text)) (void)shard.jobs_size();
+  if (auto mark = ParsePendingMark(text)) {
+    if (mark->index < 0 || mark->attempt < 1 || mark->job_id.empty()) __builtin_trap();
+  }
+  for (const auto& [task, state] : ParseSqueueTasks(text))
+    if (task.find('_') == std::string::npos || state.state.empty()) __builtin_trap();
   return 0;
 }
 

@@ -34,6 +34,9 @@ int ParseGguf(const uint8_t* data, size_t size);
 // A completion server's response body: SSE events split at arbitrary points, each event and
 // the whole body parsed as OpenAI JSON (response and request), UTF-8 sanitizing.
 int ParseServerStream(const uint8_t* data, size_t size);
+// What a submitter reads back from a spool and from Slurm: result and shard records, pending
+// markers, squeue's task lines.
+int ParseSpoolFiles(const uint8_t* data, size_t size);
 // A sandbox response frame read from a pipe (what the host reads from the init).
 int ReadSandboxFrame(const uint8_t* data, size_t size);
 
