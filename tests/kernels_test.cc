@@ -573,3 +573,63 @@ TEST(Model, ClearErrorsForUnusableFiles) {
 
 }  // namespace
 }  // namespace evald::kernels
+
+namespace evald::kernels {
+namespace {
+
+// The Q8_0 KV cache's attention against the F32 one on the same keys and values: the same up
+// to the rounding of q, k and v to 8 bits per 32-block, on every kernel path.
+TEST(KvCacheQ8_0, AttentionMatchesTheF32CacheUpToItsRounding) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  const int head_dim = 64, positions = 40;
+  std::vector<float> q(head_dim), keys(positions * head_dim), values(positions * head_dim);
+  for (float& x : q) x = g(rng);
+  for (float& x : keys) x = g(rng);
+  for (float& x : values) x = g(rng);
+  std::vector<BlockQ8_0> kq(positions * head_dim / kQK), vq(kq.size());
+  QuantizeRowQ8_0(keys.data(), kq.data(), positions * head_dim);
+  QuantizeRowQ8_0(values.data(), vq.data(), positions * head_dim);
+  const AttentionHead head{head_dim, head_dim, 0.125f, 0.0f};
+  std::vector<float> scores(positions), exact(head_dim), rounded(head_dim);
+  Attend(head, q.data(), keys.data(), values.data(), 0, positions - 1, scores.data(), exact.data(),
+         Isa::kScalar);
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512Vnni}) {
+    if (!IsaSupported(isa)) continue;
+    AttendQ8_0(head, q.data(), kq.data(), vq.data(), head_dim / kQK, 0, positions - 1,
+               scores.data(), rounded.data(), isa);
+    double worst = 0;
+    for (int i = 0; i < head_dim; ++i)
+      worst = std::max<double>(worst, std::abs(exact[i] - rounded[i]));
+    EXPECT_GT(worst, 0) << IsaName(isa);
+    EXPECT_LT(worst, 0.02) << IsaName(isa);
+  }
+}
+
+TEST(KvCacheQ8_0, OptInSizedAndRefusedWhereHeadsDoNotFitItsBlocks) {
+  EXPECT_EQ(*ParseKvCacheType(""), KvCacheType::kF32);
+  EXPECT_EQ(*ParseKvCacheType("q8_0"), KvCacheType::kQ8_0);
+  EXPECT_FALSE(ParseKvCacheType("q4_0").ok());
+  LlamaConfig c;
+  c.architecture = "llama";
+  c.n_layers = 22;
+  c.n_kv_heads = 4;
+  c.head_dim = 64;  // TinyLlama 1.1B
+  EXPECT_TRUE(CheckKvCacheType(c, KvCacheType::kQ8_0).ok());
+  // n = 20 sequences at a 2k context: 1.8 GB of F32 cache, 0.49 GB as Q8_0.
+  EXPECT_EQ(KvCacheBytes(c, KvCacheType::kF32, 2048, 20), 2LL * 22 * 20 * 2048 * 256 * 4);
+  EXPECT_EQ(KvCacheBytes(c, KvCacheType::kQ8_0, 2048, 20), 2LL * 22 * 20 * 2048 * 256 / 32 * 34);
+  c.head_dim = 8;  // stories260K
+  EXPECT_NE(CheckKvCacheType(c, KvCacheType::kQ8_0).message().find("multiples of 32"),
+            std::string::npos);
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  auto model = LlamaModel::Load(Models() + "/stories260K-f32.gguf");
+  ASSERT_TRUE(model.ok());
+  auto tok = SpmTokenizer::FromGguf((*model)->file());
+  GenerateOptions o;
+  o.kv_cache = KvCacheType::kQ8_0;
+  EXPECT_FALSE(Generate(**model, *tok, "Once", o, DetectIsa()).ok()) << "refused, not ignored";
+}
+
+}  // namespace
+}  // namespace evald::kernels

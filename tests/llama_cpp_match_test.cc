@@ -342,5 +342,119 @@ TEST_F(LlamaCppMatch, BpeTokenizerIdsForEachPreTokenizer) {
   }
 }
 
+// Log-probabilities of the next token at every position of `seq`, with a cache of `kv`.
+std::vector<std::vector<double>> LogProbs(const LlamaModel& model, const std::vector<int>& seq,
+                                          KvCacheType kv) {
+  LlamaSession session(model, static_cast<int>(seq.size()), DetectIsa(), 1, nullptr, kv);
+  const int vocab = model.config().vocab;
+  std::vector<std::vector<double>> out;
+  for (size_t pos = 0; pos < seq.size(); ++pos) {
+    auto logits = session.Forward(seq[pos], static_cast<int>(pos));
+    if (!logits.ok()) break;
+    double max = -1e30, sum = 0;
+    for (int v = 0; v < vocab; ++v) max = std::max<double>(max, (*logits)[v]);
+    for (int v = 0; v < vocab; ++v) sum += std::exp((*logits)[v] - max);
+    std::vector<double>& lp = out.emplace_back(static_cast<size_t>(vocab));
+    for (int v = 0; v < vocab; ++v) lp[v] = (*logits)[v] - max - std::log(sum);
+  }
+  return out;
+}
+
+std::vector<std::vector<double>> ReferenceLogProbs(const std::string& path,
+                                                   const std::vector<int>& seq,
+                                                   const std::string& kv) {
+  std::string ids;
+  for (int t : seq) ids += (ids.empty() ? "" : ",") + std::to_string(t);
+  google::protobuf::Value ref;
+  std::vector<std::vector<double>> out;
+  if (!Reference(path, "{\"probs\": {\"tokens\": [" + ids + "], \"kv\": \"" + kv + "\"}}", &ref))
+    return out;
+  for (const auto& row : ref.struct_value().fields().at("probs").list_value().values()) {
+    std::vector<double>& lp = out.emplace_back();
+    for (const auto& p : row.list_value().values())
+      lp.push_back(p.number_value() > 0 ? std::log(p.number_value()) : -1e30);
+  }
+  return out;
+}
+
+// The worst |d log p| between two runs over the tokens `b` gives p > 1e-4, and the worst |d p|.
+Gap GapBetween(const std::vector<std::vector<double>>& a,
+               const std::vector<std::vector<double>>& b) {
+  Gap g;
+  std::vector<double> per_position;
+  for (size_t pos = 0; pos < std::min(a.size(), b.size()); ++pos) {
+    double worst = 0;
+    for (size_t v = 0; v < std::min(a[pos].size(), b[pos].size()); ++v) {
+      g.p = std::max(g.p, std::abs(std::exp(a[pos][v]) - std::exp(b[pos][v])));
+      if (std::exp(b[pos][v]) > 1e-4) worst = std::max(worst, std::abs(a[pos][v] - b[pos][v]));
+    }
+    g.log_p = std::max(g.log_p, worst);
+    per_position.push_back(worst);
+  }
+  if (!per_position.empty()) {
+    std::sort(per_position.begin(), per_position.end());
+    g.median_log_p = per_position[per_position.size() / 2];
+  }
+  return g;
+}
+
+// The Q8_0 KV cache (opt-in): a quarter of the F32 cache's memory (34 bytes per 32 values), and
+// next-token distributions that drift from the F32 cache's by a stated amount and stay close to
+// llama.cpp's own q8_0 cache (flash attention there, as llama.cpp requires for a quantized value
+// cache). Stated, over 29 positions of random-weight llama and gemma3 files (head sizes 32, 64),
+// every token given p > 1e-4 (measured figures, printed by the test, in brackets):
+//   drift from the F32 cache: |d log p| <= 0.25 (llama 0.187, gemma3 0.053), |d p| <= 0.01
+//     (0.0068, 0.0048), and within 20% of llama.cpp's own drift from its F32 cache (0.187,
+//     0.054): the rounding of a q8_0 cache, not an error of evald's.
+//   against llama.cpp's q8_0 cache: llama |d log p| <= 0.01 (0.0039, median 1.4e-4); gemma3
+//     |d log p| <= 0.15 (0.087, median 0.061), |d p| <= 0.01 (0.0075). Both quantize q, k and v
+//     per 32-block; why gemma3 differs more than its F32 comparison (7.6e-4) is not explained
+//     yet (llama.cpp's flash attention alone moves gemma3 by 3.9e-3, llama by 1.3e-2).
+TEST_F(LlamaCppMatch, Q8_0KvCacheDriftAndMemoryAgainstF32AndLlamaCpp) {
+  for (const char* arch : {"llama", "gemma3"}) {
+    const RandomModelShape shape = SmallShape(arch, GgmlType::kF32);
+    const std::string path =
+        "/tmp/evald-kvq8-" + std::string(arch) + "-" + std::to_string(::getpid()) + ".gguf";
+    ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
+    auto model = LlamaModel::Load(path);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    auto tok = SpmTokenizer::FromGguf((*model)->file());
+    ASSERT_TRUE(tok.ok());
+    GenerateOptions o;
+    o.max_tokens = 24;
+    auto generated = Generate(**model, *tok, "Once upon a time", o, DetectIsa());
+    ASSERT_TRUE(generated.ok());
+    std::vector<int> seq = tok->Encode("Once upon a time", true);
+    seq.insert(seq.end(), (*generated)[0].tokens.begin(), (*generated)[0].tokens.end());
+
+    const auto f32 = LogProbs(**model, seq, KvCacheType::kF32);
+    const auto q8 = LogProbs(**model, seq, KvCacheType::kQ8_0);
+    const auto ref_f32 = ReferenceLogProbs(path, seq, "f32");
+    const auto ref_q8 = ReferenceLogProbs(path, seq, "q8_0");
+    ASSERT_EQ(ref_q8.size(), seq.size()) << "llama.cpp gave no distributions";
+    const Gap drift = GapBetween(q8, f32), llama_drift = GapBetween(ref_q8, ref_f32),
+              match = GapBetween(q8, ref_q8);
+    std::printf(
+        "%s q8_0 cache: drift from f32 |dlogp| %.2e |dp| %.2e (llama.cpp's own %.2e, "
+        "%.2e); against llama.cpp q8_0 |dlogp| %.2e (median %.2e) |dp| %.2e\n",
+        arch, drift.log_p, drift.p, llama_drift.log_p, llama_drift.p, match.log_p,
+        match.median_log_p, match.p);
+    EXPECT_GT(drift.log_p, 0) << "the cache is really quantized";
+    EXPECT_LE(drift.log_p, 0.25) << arch;
+    EXPECT_LE(drift.p, 0.01) << arch;
+    EXPECT_NEAR(drift.log_p, llama_drift.log_p, 0.2 * llama_drift.log_p) << arch;
+    EXPECT_LE(match.log_p, std::string(arch) == "llama" ? 0.01 : 0.15) << arch;
+    EXPECT_LE(match.p, 0.01) << arch;
+
+    LlamaSession a(**model, 2048, DetectIsa(), 20),
+        b(**model, 2048, DetectIsa(), 20, nullptr, KvCacheType::kQ8_0);
+    EXPECT_EQ(b.kv_cache_type(), KvCacheType::kQ8_0);
+    EXPECT_EQ(a.kv_cache_bytes() * 34, b.kv_cache_bytes() * 128);
+    EXPECT_EQ(a.kv_cache_bytes(),
+              2LL * shape.layers * 20 * 2048 * shape.kv_heads * (*model)->config().head_dim * 4);
+    std::remove(path.c_str());
+  }
+}
+
 }  // namespace
 }  // namespace evald::kernels

@@ -14,7 +14,10 @@ class CoreBackend : public SamplingBackend {
  public:
   explicit CoreBackend(std::shared_ptr<CoreEngine> engine) : engine_(std::move(engine)) {}
   std::string Kind() const override { return "core"; }
-  std::string Describe() const override { return engine_->path(); }
+  std::string Describe() const override {
+    return engine_->path() +
+           (engine_->kv_cache() == kernels::KvCacheType::kQ8_0 ? " (kv q8_0)" : "");
+  }
   void Run(const std::vector<SampleRequest>& requests,
            const std::function<void(size_t, SampleResponse)>& done,
            const std::atomic<bool>& cancel) override;

@@ -17,10 +17,12 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<CoreEngine>> CoreEngine::Load(const std::string& path, int threads) {
+StatusOr<std::unique_ptr<CoreEngine>> CoreEngine::Load(const std::string& path, int threads,
+                                                       kernels::KvCacheType kv) {
   if (threads < 1 || threads > 256) return Status::InvalidArgument("threads must be 1..256");
   auto model = kernels::LlamaModel::Load(path);
   if (!model.ok()) return model.status().Annotate("loading " + path);
+  EVALD_RETURN_IF_ERROR(kernels::CheckKvCacheType((*model)->config(), kv).Annotate(path));
   auto tok = kernels::LoadTokenizer((*model)->file());
   if (!tok.ok()) return tok.status().Annotate("tokenizer of " + path);
   auto engine = std::unique_ptr<CoreEngine>(new CoreEngine);
@@ -29,6 +31,7 @@ StatusOr<std::unique_ptr<CoreEngine>> CoreEngine::Load(const std::string& path, 
   if (engine->name_.empty()) engine->name_ = std::filesystem::path(path).stem().string();
   engine->name_ = SanitizeUtf8(engine->name_);
   engine->threads_ = threads;
+  engine->kv_ = kv;
   engine->isa_ = kernels::DetectIsa();
   engine->model_ = std::move(*model);
   engine->tokenizer_ = std::move(*tok);
@@ -59,6 +62,7 @@ StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnTe
   o.sampling = request.sampling;
   o.stop = request.stop;
   o.threads = threads_;
+  o.kv_cache = kv_;
   o.on_update = [&](int s, const kernels::Completion& c, bool finished) {
     // Decode steps advance all samples together: a step is marked by the first sample whose
     // token count moves past the previous step's.

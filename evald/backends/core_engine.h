@@ -41,17 +41,21 @@ class CoreEngine {
   // it has finished, its finish reason; returning false cancels the request.
   using OnText = std::function<bool(int sample, std::string_view delta, const char* finish)>;
 
-  static StatusOr<std::unique_ptr<CoreEngine>> Load(const std::string& path, int threads);
+  // `kv`: how each request's KV cache holds keys and values (q8_0: a quarter of the memory).
+  static StatusOr<std::unique_ptr<CoreEngine>> Load(
+      const std::string& path, int threads, kernels::KvCacheType kv = kernels::KvCacheType::kF32);
 
   StatusOr<CoreResult> Generate(const CoreRequest& request, const OnText& on_text = {});
 
   const std::string& name() const { return name_; }  // the file's general.name or file name
   const std::string& path() const { return path_; }
   int context() const { return model_->config().context; }
+  kernels::KvCacheType kv_cache() const { return kv_; }
 
  private:
   std::string path_, name_;
   int threads_ = 1;
+  kernels::KvCacheType kv_ = kernels::KvCacheType::kF32;
   kernels::Isa isa_;
   std::unique_ptr<kernels::LlamaModel> model_;
   std::unique_ptr<kernels::Tokenizer> tokenizer_;

@@ -77,10 +77,20 @@ void RegisterRandomModelCommand(CLI::App* bench, std::function<int()>* run);
 namespace {
 
 struct BenchFlags {
-  std::string model;
-  int n = 20, tokens = 64, threads = 1;
+  std::string model, kv_cache = "f32";
+  int n = 20, tokens = 64, threads = 1, context = 0;
   double bandwidth_gbs = 0;
 };
+
+// The bench's prompt, repeated until it fills `context` positions less the decoded tokens.
+std::string BenchPrompt(const Tokenizer& tokenizer, int context, int tokens) {
+  const std::string base = "Once upon a time, there was a little girl who";
+  std::string prompt = base;
+  const size_t want = static_cast<size_t>(std::max(0, context - tokens - 1));
+  while (context > 0 && tokenizer.Encode(prompt + " " + base, true).size() <= want)
+    prompt += " " + base;
+  return prompt;
+}
 
 // Prefill and decode speed of one sample and of n in lockstep, against the memory-bandwidth
 // limit (every weight read once per decoded token).
@@ -88,7 +98,10 @@ int RunBenchDecode(const BenchFlags& b) {
   auto loaded = LoadModel(b.model);
   if (!loaded.ok()) return Fail(loaded.status());
   const Isa isa = DetectIsa();
-  const std::string prompt = "Once upon a time, there was a little girl who";
+  auto kv = ParseKvCacheType(b.kv_cache);
+  if (!kv.ok()) return Fail(kv.status());
+  if (Status st = CheckKvCacheType(loaded->model->config(), *kv); !st.ok()) return Fail(st);
+  const std::string prompt = BenchPrompt(*loaded->tokenizer, b.context, b.tokens);
   uint64_t weight_bytes = 0;
   for (const auto& t : loaded->model->file().tensors()) weight_bytes += t.bytes;
   // Prefill alone (max_tokens 0), then prefill + decode: the difference is decoding. A
@@ -96,6 +109,7 @@ int RunBenchDecode(const BenchFlags& b) {
   GenerateOptions prefill_only;
   prefill_only.max_tokens = 0;
   prefill_only.threads = b.threads;
+  prefill_only.kv_cache = *kv;
   GenerateOptions warm = prefill_only;
   warm.max_tokens = 2;
   if (auto w = Generate(*loaded->model, *loaded->tokenizer, prompt, warm, isa); !w.ok())
@@ -131,6 +145,12 @@ int RunBenchDecode(const BenchFlags& b) {
                            weight_bytes / 1e6, IsaName(isa), b.threads);
   std::cout << fmt::format("prefill: {:.1f} tok/s ({} tokens)\n", prompt_tokens / prefill_secs,
                            prompt_tokens);
+  const int64_t positions =
+      std::min<int64_t>(loaded->model->config().context, prompt_tokens + b.tokens);
+  std::cout << fmt::format(
+      "KV cache {}: {:.1f} MB for one sample, {:.1f} MB for n={} ({} positions)\n",
+      KvCacheTypeName(*kv), KvCacheBytes(loaded->model->config(), *kv, positions, 1) / 1e6,
+      KvCacheBytes(loaded->model->config(), *kv, positions, b.n) / 1e6, b.n, positions);
   std::cout << fmt::format("decode: {:.1f} tok/s (1 sample, {} tokens)\n", decode_tps, decoded1);
   std::cout << fmt::format(
       "n={}: {:.1f} tok/s aggregate (prefill included), {:.2f}x the time of one sample\n", b.n,
@@ -146,6 +166,7 @@ void RegisterGenerateCommand(CLI::App& app, std::function<int()>* run) {
   struct GenFlags {
     std::string model, prompt;
     int n = 1, max_tokens = 256, top_k = 0, threads = 1;
+    std::string kv_cache;
     float temperature = 0, top_p = 1, min_p = 0;
     uint64_t seed = 0;
     std::vector<std::string> stop;
@@ -165,6 +186,7 @@ void RegisterGenerateCommand(CLI::App& app, std::function<int()>* run) {
   gen->add_option("--stop", g->stop, "stop strings");
   gen->add_option("--threads", g->threads, "threads (a non-spinning pool)")
       ->check(CLI::Range(1, 256));
+  gen->add_option("--kv-cache", g->kv_cache, "f32 (default) | q8_0");
   gen->callback([g, run] {
     *run = [g]() -> int {
       auto loaded = LoadModel(g->model);
@@ -176,6 +198,9 @@ void RegisterGenerateCommand(CLI::App& app, std::function<int()>* run) {
       o.sampling = {g->temperature, g->top_k, g->top_p, g->min_p};
       o.stop = g->stop;
       o.threads = g->threads;
+      auto kv = ParseKvCacheType(g->kv_cache);
+      if (!kv.ok()) return Fail(kv.status());
+      o.kv_cache = *kv;
       auto out = Generate(*loaded->model, *loaded->tokenizer, g->prompt, o, DetectIsa());
       if (!out.ok()) return Fail(out.status());
       for (size_t i = 0; i < out->size(); ++i) {
@@ -225,6 +250,11 @@ void RegisterBenchCommands(CLI::App& app, std::function<int()>* run) {
   decode->add_option("--tokens", b->tokens, "tokens decoded per sample")
       ->check(CLI::Range(1, 4096));
   decode->add_option("--threads", b->threads, "threads")->check(CLI::Range(1, 256));
+  decode->add_option("--kv-cache", b->kv_cache, "f32 (default) | q8_0");
+  decode
+      ->add_option("--context", b->context,
+                   "fill the prompt up to this many positions (default: a short prompt)")
+      ->check(CLI::Range(0, 1 << 20));
   decode->add_option(
       "--bandwidth", b->bandwidth_gbs,
       "memory read bandwidth in GB/s for the limit (default: measured, all hardware threads)");

@@ -43,7 +43,7 @@ struct Flags {
   int64_t seed = 0;
   bool rules = false, explain = false, system_in_prompt = false, no_stream = false,
        exact_counts = false;
-  std::string data, json_out;
+  std::string data, json_out, kv_cache;
   CrossCheckFlags cross;
   ExecutorFlags executor;
 };
@@ -58,6 +58,7 @@ v1::Checkpoint CheckpointOf(const Flags& f) {
   if (!f.model.empty()) {
     ck.set_format("gguf");
     ck.set_location(absolute(f.model));
+    ck.set_kv_cache(f.kv_cache);
   } else if (!f.recorded.empty()) {
     ck.set_format("recorded");
     ck.set_location(absolute(f.recorded));
@@ -238,6 +239,7 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
                 "simulate wrong designs to the end for exact mismatch counts (slower)");
   AddCrossCheckFlags(cmd, &f->cross);
   AddExecutorFlags(cmd, &f->executor);
+  cmd->add_option("--kv-cache", f->kv_cache, "--model: the core's KV cache, f32 (default) | q8_0");
   cmd->add_option("--decode-threads", f->decode_threads, "threads of the decoding core")
       ->check(CLI::Range(1, 256));
   cmd->add_option("--timeout", f->timeout_s, "seconds per request attempt");

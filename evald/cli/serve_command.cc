@@ -48,6 +48,7 @@ struct ServeFlags {
   int timeout_s = 30;
   std::string model, model_name;
   int decode_threads = 1;
+  std::string kv_cache;
   int max_generations = 16;
   uint64_t min_free_mb = 256;
   ExecutorFlags executor;
@@ -96,7 +97,9 @@ int RunServe(const ServeFlags& f) {
   run_opts.executor = *executor;
   std::unique_ptr<OpenAiRoutes> completions;
   if (!f.model.empty()) {
-    auto engine = CoreEngine::Load(f.model, f.decode_threads);
+    auto kv = kernels::ParseKvCacheType(f.kv_cache);
+    if (!kv.ok()) return Fail(kv.status());
+    auto engine = CoreEngine::Load(f.model, f.decode_threads, *kv);
     if (!engine.ok()) return Fail(engine.status());
     completions = std::make_unique<OpenAiRoutes>(std::shared_ptr<CoreEngine>(std::move(*engine)),
                                                  f.model_name, *tokens);
@@ -150,6 +153,7 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
                   "a GGUF file to serve as an OpenAI-compatible endpoint (/v1/completions, "
                   "/v1/chat/completions, /v1/models)");
   cmd->add_option("--model-name", f->model_name, "the served model's name (default: the file's)");
+  cmd->add_option("--kv-cache", f->kv_cache, "--model: KV cache f32 (default) | q8_0");
   cmd->add_option("--decode-threads", f->decode_threads,
                   "threads of the decoding core (served model and core-backend runs)")
       ->check(CLI::Range(1, 256));

@@ -80,6 +80,9 @@ Status NormalizeCheckpoint(v1::Checkpoint* ck) {
     ck->set_format(!ck->location().empty()   ? "gguf"
                    : !ck->endpoint().empty() ? "remote"
                                              : "samples");
+  if (auto kv = kernels::ParseKvCacheType(ck->kv_cache()); !kv.ok()) return kv.status();
+  if (!ck->kv_cache().empty() && ck->format() != "gguf")
+    return Status::InvalidArgument("kv_cache is for gguf checkpoints (the decoding core)");
   if (ck->format() == "gguf" || ck->format() == "recorded") {
     if (ck->location().empty())
       return Status::InvalidArgument("a " + ck->format() + " checkpoint needs location");
@@ -150,7 +153,9 @@ StatusOr<std::unique_ptr<SamplingBackend>> MakeBackend(const v1::Checkpoint& ck,
   if (backend == "core") {
     if (ck.format() != "gguf")
       return Status::InvalidArgument("backend core needs a gguf checkpoint");
-    auto engine = CoreEngine::Load(ck.location(), options.decode_threads);
+    auto kv = kernels::ParseKvCacheType(ck.kv_cache());
+    if (!kv.ok()) return kv.status();
+    auto engine = CoreEngine::Load(ck.location(), options.decode_threads, *kv);
     if (!engine.ok()) return engine.status();
     return std::unique_ptr<SamplingBackend>(
         new CoreBackend(std::shared_ptr<CoreEngine>(std::move(*engine))));

@@ -28,7 +28,8 @@ StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const Tokeni
   // One prefill on sequence 0, shared by all n samples; then the n samples decode together.
   std::unique_ptr<ThreadPool> pool;
   if (options.threads > 1) pool = std::make_unique<ThreadPool>(options.threads);
-  LlamaSession session(model, max_positions, isa, n, pool.get());
+  EVALD_RETURN_IF_ERROR(CheckKvCacheType(model.config(), options.kv_cache));
+  LlamaSession session(model, max_positions, isa, n, pool.get(), options.kv_cache);
   const float* logits = nullptr;
   // The prompt in chunks: each weight matrix streamed once per chunk, not once per token.
   for (size_t i = 0; i < prompt_tokens.size(); i += LlamaSession::kPrefillChunk) {

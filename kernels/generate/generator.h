@@ -23,6 +23,7 @@ struct GenerateOptions {
   SamplingOptions sampling;
   std::vector<std::string> stop;
   int threads = 1;  // matrix rows split over this many threads (a non-spinning pool)
+  KvCacheType kv_cache = KvCacheType::kF32;  // q8_0: a quarter of the memory (see LlamaSession)
   // Called each time sample `sample` gains a token and once when it finishes (finished = true,
   // text final); streaming servers and latency measurements hang off it. Returning false
   // cancels the whole generation (Generate then fails with kCancelled).

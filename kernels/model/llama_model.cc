@@ -310,9 +310,36 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
   return m;
 }
 
+StatusOr<KvCacheType> ParseKvCacheType(std::string_view name) {
+  if (name.empty() || name == "f32") return KvCacheType::kF32;
+  if (name == "q8_0") return KvCacheType::kQ8_0;
+  return Status::InvalidArgument("unknown KV cache type '" + std::string(name) + "' (f32 | q8_0)");
+}
+
+const char* KvCacheTypeName(KvCacheType type) {
+  return type == KvCacheType::kQ8_0 ? "q8_0" : "f32";
+}
+
+Status CheckKvCacheType(const LlamaConfig& c, KvCacheType type) {
+  if (type == KvCacheType::kQ8_0 && c.head_dim % kQK != 0)
+    return Status::InvalidArgument("a q8_0 KV cache needs head sizes that are multiples of 32 (" +
+                                   c.architecture + " has " + std::to_string(c.head_dim) + ")");
+  return Status::Ok();
+}
+
+int64_t KvCacheBytes(const LlamaConfig& c, KvCacheType type, int64_t positions, int batch) {
+  const int64_t values = 2LL * c.n_layers * batch * positions * c.n_kv_heads * c.head_dim;
+  return type == KvCacheType::kQ8_0 ? values / kQK * static_cast<int64_t>(sizeof(BlockQ8_0))
+                                    : values * static_cast<int64_t>(sizeof(float));
+}
+
 LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, int batch,
-                           ThreadPool* pool)
-    : model_(model), max_positions_(max_positions), batch_(std::max(1, batch)), matvec_(isa, pool) {
+                           ThreadPool* pool, KvCacheType kv)
+    : model_(model),
+      max_positions_(max_positions),
+      batch_(std::max(1, batch)),
+      matvec_(isa, pool),
+      kv_type_(CheckKvCacheType(model.config(), kv).ok() ? kv : KvCacheType::kF32) {
   const LlamaConfig& c = model.config();
   const size_t kv_dim = static_cast<size_t>(c.n_kv_heads * c.head_dim),
                b = static_cast<size_t>(std::max(batch_, kPrefillChunk));
@@ -326,8 +353,18 @@ LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, 
   h3_.resize(b * c.hidden);
   logits_.resize(static_cast<size_t>(batch_) * c.vocab);
   rope_angles_.resize(static_cast<size_t>(c.rope_dims));
-  key_cache_.resize(static_cast<size_t>(c.n_layers) * batch_ * max_positions * kv_dim);
-  value_cache_.resize(key_cache_.size());
+  const size_t cached = static_cast<size_t>(c.n_layers) * batch_ * max_positions * kv_dim;
+  if (kv_type_ == KvCacheType::kQ8_0) {
+    key_blocks_.resize(cached / kQK);
+    value_blocks_.resize(cached / kQK);
+  } else {
+    key_cache_.resize(cached);
+    value_cache_.resize(cached);
+  }
+}
+
+int64_t LlamaSession::kv_cache_bytes() const {
+  return KvCacheBytes(model_.config(), kv_type_, max_positions_, batch_);
 }
 
 StatusOr<const float*> LlamaSession::Forward(int token, int pos) {
@@ -351,12 +388,19 @@ void LlamaSession::ShareFirstSequence(int positions) {
   const size_t kv_dim = static_cast<size_t>(c.n_kv_heads * c.head_dim);
   const size_t seq_stride = static_cast<size_t>(max_positions_) * kv_dim;
   const size_t n = static_cast<size_t>(std::min(positions, max_positions_)) * kv_dim;
-  for (int l = 0; l < c.n_layers; ++l) {
-    const size_t layer = static_cast<size_t>(l) * batch_ * seq_stride;
-    for (int s = 1; s < batch_; ++s) {
-      std::copy_n(key_cache_.begin() + layer, n, key_cache_.begin() + layer + s * seq_stride);
-      std::copy_n(value_cache_.begin() + layer, n, value_cache_.begin() + layer + s * seq_stride);
+  auto share = [&](auto& cache, size_t unit) {
+    for (int l = 0; l < c.n_layers; ++l) {
+      const size_t layer = static_cast<size_t>(l) * batch_ * seq_stride / unit;
+      for (int s = 1; s < batch_; ++s)
+        std::copy_n(cache.begin() + layer, n / unit, cache.begin() + layer + s * seq_stride / unit);
     }
+  };
+  if (kv_type_ == KvCacheType::kQ8_0) {
+    share(key_blocks_, kQK);
+    share(value_blocks_, kQK);
+  } else {
+    share(key_cache_, 1);
+    share(value_cache_, 1);
   }
 }
 
@@ -407,10 +451,15 @@ void LlamaSession::ProjectQkv(const Step& step, int l) {
     RopeAngles(rope_pos, rope_base, c.rope_dims, rope_angles_.data());
     Rope(q, c.n_heads, c.head_dim, c.rope_dims, rope_angles_.data(), c.rope_style);
     Rope(k, c.n_kv_heads, c.head_dim, c.rope_dims, rope_angles_.data(), c.rope_style);
-    const size_t cache = (static_cast<size_t>(l) * batch_ + step.SeqOf(s)) * seq_stride;
-    std::copy_n(k, kv_dim, key_cache_.data() + cache + static_cast<size_t>(p) * kv_dim);
-    std::copy_n(&v_[s * kv_dim], kv_dim,
-                value_cache_.data() + cache + static_cast<size_t>(p) * kv_dim);
+    const size_t at = (static_cast<size_t>(l) * batch_ + step.SeqOf(s)) * seq_stride +
+                      static_cast<size_t>(p) * kv_dim;
+    if (kv_type_ == KvCacheType::kQ8_0) {
+      QuantizeRowQ8_0(k, key_blocks_.data() + at / kQK, kv_dim);
+      QuantizeRowQ8_0(&v_[s * kv_dim], value_blocks_.data() + at / kQK, kv_dim);
+    } else {
+      std::copy_n(k, kv_dim, key_cache_.data() + at);
+      std::copy_n(&v_[s * kv_dim], kv_dim, value_cache_.data() + at);
+    }
   }
 }
 
@@ -435,9 +484,15 @@ void LlamaSession::Attention(const Step& step, int l) {
       const int first = L.sliding ? std::max(0, p - c.sliding_window + 1) : 0;
       const size_t cache = (static_cast<size_t>(l) * batch_ + step.SeqOf(s)) * seq_stride +
                            static_cast<size_t>(h / group) * c.head_dim;
-      Attend(head, &q_[s * q_dim + h * c.head_dim], key_cache_.data() + cache,
-             value_cache_.data() + cache, first, p, scores.data(),
-             &attn_out_[s * q_dim + h * c.head_dim], matvec_.isa());
+      const float* q = &q_[s * q_dim + h * c.head_dim];
+      float* out = &attn_out_[s * q_dim + h * c.head_dim];
+      if (kv_type_ == KvCacheType::kQ8_0) {
+        AttendQ8_0(head, q, key_blocks_.data() + cache / kQK, value_blocks_.data() + cache / kQK,
+                   kv_dim / kQK, first, p, scores.data(), out, matvec_.isa());
+      } else {
+        Attend(head, q, key_cache_.data() + cache, value_cache_.data() + cache, first, p,
+               scores.data(), out, matvec_.isa());
+      }
     }
   };
   const int64_t pairs = static_cast<int64_t>(step.count) * c.n_heads;

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -81,12 +82,25 @@ class LlamaModel {
   std::vector<std::unique_ptr<PackedMatrix>> packed_;
 };
 
+// How the KV cache holds keys and values: F32 (exact), or Q8_0 blocks of 32 with a half scale
+// (llama.cpp's `q8_0` cache type: 34 bytes per 32 values instead of 128, keys and values alike).
+enum class KvCacheType { kF32, kQ8_0 };
+
+// "f32" | "q8_0" (also "" for f32).
+StatusOr<KvCacheType> ParseKvCacheType(std::string_view name);
+const char* KvCacheTypeName(KvCacheType type);
+// Whether `model` can keep its cache as `type` (Q8_0 needs head sizes that are multiples of 32).
+Status CheckKvCacheType(const LlamaConfig& config, KvCacheType type);
+// Bytes of the KV cache of `batch` sequences of `positions` each.
+int64_t KvCacheBytes(const LlamaConfig& config, KvCacheType type, int64_t positions, int batch);
+
 // Decoding state of `batch` sequences: KV caches and scratch buffers. Sequences advance in
 // lockstep (same position); each weight matrix is streamed once per step for all of them.
 class LlamaSession {
  public:
+  // `kv`: Q8_0 only where CheckKvCacheType allows it (else the cache stays F32).
   LlamaSession(const LlamaModel& model, int max_positions, Isa isa, int batch = 1,
-               ThreadPool* pool = nullptr);
+               ThreadPool* pool = nullptr, KvCacheType kv = KvCacheType::kF32);
   // Runs `token` of sequence 0 at position pos (positions go 0, 1, 2, ...); its logits.
   StatusOr<const float*> Forward(int token, int pos);
   // Runs tokens[s] of every sequence s at position pos; logits of sequence s at s * vocab.
@@ -101,6 +115,8 @@ class LlamaSession {
   // prefilled once serves all samples.
   void ShareFirstSequence(int positions);
   int max_positions() const { return max_positions_; }
+  KvCacheType kv_cache_type() const { return kv_type_; }
+  int64_t kv_cache_bytes() const;
   int batch() const { return batch_; }
 
  private:
@@ -125,8 +141,10 @@ class LlamaSession {
   int batch_;
   MatVec matvec_;  // its pool (optional) also splits attention
   std::vector<float> x_, xb_, q_, k_, v_, attn_out_, h1_, h3_, logits_;
-  std::vector<float> rope_angles_;              // cos, sin per rotated pair at the current position
-  std::vector<float> key_cache_, value_cache_;  // [layer][sequence][pos][kv_dim]
+  std::vector<float> rope_angles_;  // cos, sin per rotated pair at the current position
+  KvCacheType kv_type_;
+  std::vector<float> key_cache_, value_cache_;        // F32: [layer][sequence][pos][kv_dim]
+  std::vector<BlockQ8_0> key_blocks_, value_blocks_;  // Q8_0: [layer][sequence][pos][kv_dim/32]
 };
 
 }  // namespace evald::kernels

@@ -11,7 +11,10 @@
 #include <cmath>
 #include <utility>
 
+#include <vector>
+
 #include "kernels/ops/activations.h"
+#include "kernels/quant/fp16.h"
 
 namespace evald::kernels {
 
@@ -103,6 +106,32 @@ constexpr std::array<AttendFn, sizeof...(I)> AttendTable(std::index_sequence<I..
 constexpr auto kAttendAvx512 = AttendTable(std::make_index_sequence<16>());
 
 }  // namespace
+
+void AttendQ8_0(const AttentionHead& h, const float* q, const BlockQ8_0* keys,
+                const BlockQ8_0* values, int64_t block_stride, int first, int last, float* scores,
+                float* out, Isa isa) {
+  const int blocks = h.head_dim / kQK;
+  thread_local std::vector<BlockQ8_0> query;
+  query.resize(static_cast<size_t>(blocks));
+  QuantizeRowQ8_0(q, query.data(), h.head_dim);
+  float max = -INFINITY;
+  for (int t = first; t <= last; ++t) {
+    const float dot = DotQ8_0(keys + t * block_stride, query.data(), h.head_dim, isa);
+    scores[t] = Cap(dot * h.scale, h.softcap);
+    max = std::max(max, scores[t]);
+  }
+  const double sum = SoftmaxNumerators(scores, first, last, max);
+  std::fill(out, out + h.head_dim, 0.0f);
+  for (int t = first; t <= last; ++t) {
+    const float a = static_cast<float>(scores[t] / sum);
+    const BlockQ8_0* v = values + t * block_stride;
+    for (int b = 0; b < blocks; ++b) {
+      const float av = a * Fp16ToFp32(v[b].d);
+      float* o = out + b * kQK;
+      for (int i = 0; i < kQK; ++i) o[i] += av * static_cast<float>(v[b].qs[i]);
+    }
+  }
+}
 
 void Attend(const AttentionHead& head, const float* q, const float* keys, const float* values,
             int first, int last, float* scores, float* out, Isa isa) {

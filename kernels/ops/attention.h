@@ -22,4 +22,12 @@ struct AttentionHead {
 void Attend(const AttentionHead& head, const float* q, const float* keys, const float* values,
             int first, int last, float* scores, float* out, Isa isa);
 
+// The same over a cache of Q8_0 blocks (llama.cpp's q8_0 cache type), as ggml computes it: the
+// query is quantized to Q8_0 too and each score is an integer block dot; the values are
+// dequantized as they are summed. keys/values point at this KV head's first block at position 0,
+// `block_stride` blocks from one position to the next; head_dim a multiple of 32.
+void AttendQ8_0(const AttentionHead& head, const float* q, const BlockQ8_0* keys,
+                const BlockQ8_0* values, int64_t block_stride, int first, int last, float* scores,
+                float* out, Isa isa);
+
 }  // namespace evald::kernels

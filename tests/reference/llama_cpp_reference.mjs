@@ -3,7 +3,7 @@
 // of a token sequence (softmax of the logits: temperature 1, no top-k/top-p/min-p).
 // Prints one JSON object.
 //   node llama_cpp_reference.mjs MODEL.gguf '{"tokenize": ["..."], "greedy": {"prompt": "...", "tokens": 40},
-//                                              "probs": {"tokens": [1, 2, ...]},
+//                                              "probs": {"tokens": [1, 2, ...], "kv": "q8_0"},
 //                                              "timing": {"prompt": "...", "tokens": 32, "threads": 1}}'
 import {getLlama} from "node-llama-cpp";
 
@@ -28,10 +28,12 @@ if (request.greedy) {
 }
 if (request.probs) {
   // An F32 KV cache (llama.cpp's default is F16), so that the comparison measures the model code
-  // and kernels rather than the cache's rounding.
+  // and kernels rather than the cache's rounding; or, with "kv": "q8_0", llama.cpp's Q8_0 cache
+  // (a quantized value cache needs flash attention there).
+  const q8 = request.probs.kv === "q8_0";
   const context = await model.createContext({
-    contextSize: 512, threads: 1, flashAttention: false, experimentalKvCacheKeyType: "F32",
-    experimentalKvCacheValueType: "F32"});
+    contextSize: 512, threads: 1, flashAttention: q8, experimentalKvCacheKeyType: q8 ? "Q8_0" : "F32",
+    experimentalKvCacheValueType: q8 ? "Q8_0" : "F32"});
   const sequence = context.getSequence();
   const options = {temperature: 1, topK: 0, topP: 1, minP: 0};
   const input = request.probs.tokens.map(
