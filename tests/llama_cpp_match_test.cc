@@ -205,6 +205,62 @@ struct Gap {
   double median_log_p = 0;  // the median over positions of each position's worst gap
 };
 
+// Log-probabilities of the next token at every position of `seq`, with a cache of `kv`.
+std::vector<std::vector<double>> LogProbs(const LlamaModel& model, const std::vector<int>& seq,
+                                          KvCacheType kv) {
+  LlamaSession session(model, static_cast<int>(seq.size()), DetectIsa(), 1, nullptr, kv);
+  const int vocab = model.config().vocab;
+  std::vector<std::vector<double>> out;
+  for (size_t pos = 0; pos < seq.size(); ++pos) {
+    auto logits = session.Forward(seq[pos], static_cast<int>(pos));
+    if (!logits.ok()) break;
+    double max = -1e30, sum = 0;
+    for (int v = 0; v < vocab; ++v) max = std::max<double>(max, (*logits)[v]);
+    for (int v = 0; v < vocab; ++v) sum += std::exp((*logits)[v] - max);
+    std::vector<double>& lp = out.emplace_back(static_cast<size_t>(vocab));
+    for (int v = 0; v < vocab; ++v) lp[v] = (*logits)[v] - max - std::log(sum);
+  }
+  return out;
+}
+
+std::vector<std::vector<double>> ReferenceLogProbs(const std::string& path,
+                                                   const std::vector<int>& seq,
+                                                   const std::string& kv) {
+  std::string ids;
+  for (int t : seq) ids += (ids.empty() ? "" : ",") + std::to_string(t);
+  google::protobuf::Value ref;
+  std::vector<std::vector<double>> out;
+  if (!Reference(path, "{\"probs\": {\"tokens\": [" + ids + "], \"kv\": \"" + kv + "\"}}", &ref))
+    return out;
+  for (const auto& row : ref.struct_value().fields().at("probs").list_value().values()) {
+    std::vector<double>& lp = out.emplace_back();
+    for (const auto& p : row.list_value().values())
+      lp.push_back(p.number_value() > 0 ? std::log(p.number_value()) : -1e30);
+  }
+  return out;
+}
+
+// The worst |d log p| between two runs over the tokens `b` gives p > 1e-4, and the worst |d p|.
+Gap GapBetween(const std::vector<std::vector<double>>& a,
+               const std::vector<std::vector<double>>& b) {
+  Gap g;
+  std::vector<double> per_position;
+  for (size_t pos = 0; pos < std::min(a.size(), b.size()); ++pos) {
+    double worst = 0;
+    for (size_t v = 0; v < std::min(a[pos].size(), b[pos].size()); ++v) {
+      g.p = std::max(g.p, std::abs(std::exp(a[pos][v]) - std::exp(b[pos][v])));
+      if (std::exp(b[pos][v]) > 1e-4) worst = std::max(worst, std::abs(a[pos][v] - b[pos][v]));
+    }
+    g.log_p = std::max(g.log_p, worst);
+    per_position.push_back(worst);
+  }
+  if (!per_position.empty()) {
+    std::sort(per_position.begin(), per_position.end());
+    g.median_log_p = per_position[per_position.size() / 2];
+  }
+  return g;
+}
+
 Gap CompareDistributions(const std::string& path, int continuation) {
   auto model = LlamaModel::Load(path);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
@@ -214,44 +270,13 @@ Gap CompareDistributions(const std::string& path, int continuation) {
   o.max_tokens = continuation;
   auto out = Generate(**model, *tok, "Once upon a time", o, DetectIsa());
   EXPECT_TRUE(out.ok());
+  if (!out.ok()) return {1e9, 1e9};
   std::vector<int> seq = tok->Encode("Once upon a time", true);
   seq.insert(seq.end(), (*out)[0].tokens.begin(), (*out)[0].tokens.end());
-  std::string ids;
-  for (int t : seq) ids += (ids.empty() ? "" : ",") + std::to_string(t);
-  google::protobuf::Value ref;
-  EXPECT_TRUE(Reference(path, "{\"probs\": {\"tokens\": [" + ids + "]}}", &ref));
-  const auto& probs = ref.struct_value().fields().at("probs").list_value();
-  EXPECT_EQ(probs.values_size(), static_cast<int>(seq.size()));
-  LlamaSession session(**model, static_cast<int>(seq.size()), DetectIsa());
-  const int vocab = (*model)->config().vocab;
-  Gap worst;
-  std::vector<double> gaps;
-  for (size_t pos = 0; pos < seq.size() && static_cast<int>(pos) < probs.values_size(); ++pos) {
-    auto logits = session.Forward(seq[pos], static_cast<int>(pos));
-    EXPECT_TRUE(logits.ok());
-    if (!logits.ok()) break;
-    const float* l = *logits;
-    double max = -1e30, sum = 0;
-    for (int v = 0; v < vocab; ++v) max = std::max<double>(max, l[v]);
-    for (int v = 0; v < vocab; ++v) sum += std::exp(l[v] - max);
-    const auto& want = probs.values(static_cast<int>(pos)).list_value();
-    EXPECT_EQ(want.values_size(), vocab);
-    double pos_gap = 0;
-    for (int v = 0; v < vocab && v < want.values_size(); ++v) {
-      const double log_p = l[v] - max - std::log(sum);
-      const double r = want.values(v).number_value();
-      if (r > 1e-4) pos_gap = std::max(pos_gap, std::abs(log_p - std::log(r)));
-      const double ref_p = want.values(v).number_value();
-      worst.p = std::max(worst.p, std::abs(std::exp(log_p) - ref_p));
-      if (ref_p > 1e-4) worst.log_p = std::max(worst.log_p, std::abs(log_p - std::log(ref_p)));
-    }
-    gaps.push_back(pos_gap);
-  }
-  if (!gaps.empty()) {
-    std::sort(gaps.begin(), gaps.end());
-    worst.median_log_p = gaps[gaps.size() / 2];
-  }
-  return worst;
+  const auto ref = ReferenceLogProbs(path, seq, "f32");
+  EXPECT_EQ(ref.size(), seq.size());
+  for (const auto& row : ref) EXPECT_EQ(static_cast<int>(row.size()), (*model)->config().vocab);
+  return GapBetween(LogProbs(**model, seq, KvCacheType::kF32), ref);
 }
 
 // llama.cpp runs with an F32 KV cache and without flash attention (which rounds q, k and v to
@@ -340,62 +365,6 @@ TEST_F(LlamaCppMatch, BpeTokenizerIdsForEachPreTokenizer) {
     std::remove(vocab.c_str());
     std::remove(model.c_str());
   }
-}
-
-// Log-probabilities of the next token at every position of `seq`, with a cache of `kv`.
-std::vector<std::vector<double>> LogProbs(const LlamaModel& model, const std::vector<int>& seq,
-                                          KvCacheType kv) {
-  LlamaSession session(model, static_cast<int>(seq.size()), DetectIsa(), 1, nullptr, kv);
-  const int vocab = model.config().vocab;
-  std::vector<std::vector<double>> out;
-  for (size_t pos = 0; pos < seq.size(); ++pos) {
-    auto logits = session.Forward(seq[pos], static_cast<int>(pos));
-    if (!logits.ok()) break;
-    double max = -1e30, sum = 0;
-    for (int v = 0; v < vocab; ++v) max = std::max<double>(max, (*logits)[v]);
-    for (int v = 0; v < vocab; ++v) sum += std::exp((*logits)[v] - max);
-    std::vector<double>& lp = out.emplace_back(static_cast<size_t>(vocab));
-    for (int v = 0; v < vocab; ++v) lp[v] = (*logits)[v] - max - std::log(sum);
-  }
-  return out;
-}
-
-std::vector<std::vector<double>> ReferenceLogProbs(const std::string& path,
-                                                   const std::vector<int>& seq,
-                                                   const std::string& kv) {
-  std::string ids;
-  for (int t : seq) ids += (ids.empty() ? "" : ",") + std::to_string(t);
-  google::protobuf::Value ref;
-  std::vector<std::vector<double>> out;
-  if (!Reference(path, "{\"probs\": {\"tokens\": [" + ids + "], \"kv\": \"" + kv + "\"}}", &ref))
-    return out;
-  for (const auto& row : ref.struct_value().fields().at("probs").list_value().values()) {
-    std::vector<double>& lp = out.emplace_back();
-    for (const auto& p : row.list_value().values())
-      lp.push_back(p.number_value() > 0 ? std::log(p.number_value()) : -1e30);
-  }
-  return out;
-}
-
-// The worst |d log p| between two runs over the tokens `b` gives p > 1e-4, and the worst |d p|.
-Gap GapBetween(const std::vector<std::vector<double>>& a,
-               const std::vector<std::vector<double>>& b) {
-  Gap g;
-  std::vector<double> per_position;
-  for (size_t pos = 0; pos < std::min(a.size(), b.size()); ++pos) {
-    double worst = 0;
-    for (size_t v = 0; v < std::min(a[pos].size(), b[pos].size()); ++v) {
-      g.p = std::max(g.p, std::abs(std::exp(a[pos][v]) - std::exp(b[pos][v])));
-      if (std::exp(b[pos][v]) > 1e-4) worst = std::max(worst, std::abs(a[pos][v] - b[pos][v]));
-    }
-    g.log_p = std::max(g.log_p, worst);
-    per_position.push_back(worst);
-  }
-  if (!per_position.empty()) {
-    std::sort(per_position.begin(), per_position.end());
-    g.median_log_p = per_position[per_position.size() / 2];
-  }
-  return g;
 }
 
 // The Q8_0 KV cache (opt-in): a quarter of the F32 cache's memory (34 bytes per 32 values), and
