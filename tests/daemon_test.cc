@@ -133,13 +133,8 @@ TEST_F(DaemonTest, CheckpointsRunsSamplesCompareLeaderboardAndMetrics) {
 
   // With the daemon stopped, the command line reads its runs by id.
   auto run_cmd = [](const std::string& args) {
-    FILE* p = ::popen((std::string(EVALD_BINARY) + " " + args + " 2>&1").c_str(), "r");
-    std::string out;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    int status = ::pclose(p);
-    return std::make_pair(WEXITSTATUS(status), out);
+    auto r = testing::RunShell(std::string(EVALD_BINARY) + " " + args + " 2>&1");
+    return std::make_pair(r.exit_code, r.output);
   };
   auto [cmp_rc, cmp_out] =
       run_cmd("compare " + run.id() + " " + second + " --data " + dir_ + "/store");

@@ -20,22 +20,10 @@
 namespace evald {
 namespace {
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
+using CommandResult = testing::ShellResult;  // output: stdout and stderr
 
 CommandResult RunEvald(const std::string& args) {
-  CommandResult r;
-  std::string cmd = std::string(EVALD_BINARY) + " " + args + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing::RunShell(std::string(EVALD_BINARY) + " " + args + " 2>&1");
 }
 
 class EvalCommand : public ::testing::Test {

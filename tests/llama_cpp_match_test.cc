@@ -261,18 +261,28 @@ Gap GapBetween(const std::vector<std::vector<double>>& a,
   return g;
 }
 
+// The sequence the distributions are compared along: "Once upon a time" and evald's greedy
+// continuation of `continuation` tokens (empty when the model cannot generate).
+std::vector<int> GreedySequence(const LlamaModel& model, int continuation) {
+  auto tok = SpmTokenizer::FromGguf(model.file());
+  EXPECT_TRUE(tok.ok());
+  if (!tok.ok()) return {};
+  GenerateOptions o;
+  o.max_tokens = continuation;
+  auto out = Generate(model, *tok, "Once upon a time", o, DetectIsa());
+  EXPECT_TRUE(out.ok());
+  if (!out.ok()) return {};
+  std::vector<int> seq = tok->Encode("Once upon a time", true);
+  seq.insert(seq.end(), (*out)[0].tokens.begin(), (*out)[0].tokens.end());
+  return seq;
+}
+
 Gap CompareDistributions(const std::string& path, int continuation) {
   auto model = LlamaModel::Load(path);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   if (!model.ok()) return {1e9, 1e9};
-  auto tok = SpmTokenizer::FromGguf((*model)->file());
-  GenerateOptions o;
-  o.max_tokens = continuation;
-  auto out = Generate(**model, *tok, "Once upon a time", o, DetectIsa());
-  EXPECT_TRUE(out.ok());
-  if (!out.ok()) return {1e9, 1e9};
-  std::vector<int> seq = tok->Encode("Once upon a time", true);
-  seq.insert(seq.end(), (*out)[0].tokens.begin(), (*out)[0].tokens.end());
+  const std::vector<int> seq = GreedySequence(**model, continuation);
+  if (seq.empty()) return {1e9, 1e9};
   const auto ref = ReferenceLogProbs(path, seq, "f32");
   EXPECT_EQ(ref.size(), seq.size());
   for (const auto& row : ref) EXPECT_EQ(static_cast<int>(row.size()), (*model)->config().vocab);
@@ -387,14 +397,8 @@ TEST_F(LlamaCppMatch, Q8_0KvCacheDriftAndMemoryAgainstF32AndLlamaCpp) {
     ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
     auto model = LlamaModel::Load(path);
     ASSERT_TRUE(model.ok()) << model.status().ToString();
-    auto tok = SpmTokenizer::FromGguf((*model)->file());
-    ASSERT_TRUE(tok.ok());
-    GenerateOptions o;
-    o.max_tokens = 24;
-    auto generated = Generate(**model, *tok, "Once upon a time", o, DetectIsa());
-    ASSERT_TRUE(generated.ok());
-    std::vector<int> seq = tok->Encode("Once upon a time", true);
-    seq.insert(seq.end(), (*generated)[0].tokens.begin(), (*generated)[0].tokens.end());
+    const std::vector<int> seq = GreedySequence(**model, 24);
+    ASSERT_FALSE(seq.empty());
 
     const auto f32 = LogProbs(**model, seq, KvCacheType::kF32);
     const auto q8 = LogProbs(**model, seq, KvCacheType::kQ8_0);

@@ -375,12 +375,7 @@ GradeOutcome GradingSession::FromWorker(const Problem& problem, const std::strin
     out.verdict.cross.formal.cacheable = result->cross_cacheable();
     out.verdict.cross_checked = true;
     ++cross_checks_;
-    if (options_.store != nullptr && out.verdict.cross.cacheable()) {
-      v1::CachedCrossCheck record = result->cross();
-      record.set_created_unix_ms(UnixMillis());
-      (void)options_.store->Put(Family::kCrossChecks, CrossCheckKeyFor(problem, code, out.verdict),
-                                record);
-    }
+    StoreCrossCheck(problem, code, out.verdict);
   }
   return out;
 }
@@ -488,11 +483,15 @@ void GradingSession::CrossCheckOn(SandboxWorker& worker, const Problem& problem,
     v->cross.reference_synthesis = ReferenceSynthesis(worker, problem);
   }
   ++cross_checks_;
-  if (options_.store != nullptr && v->cross.cacheable()) {
-    v1::CachedCrossCheck record = CrossCheckRecord(v->cross);
-    record.set_created_unix_ms(UnixMillis());
-    (void)options_.store->Put(Family::kCrossChecks, CrossCheckKeyFor(problem, code, *v), record);
-  }
+  StoreCrossCheck(problem, code, *v);
+}
+
+void GradingSession::StoreCrossCheck(const Problem& problem, const std::string& code,
+                                     const Verdict& v) {
+  if (options_.store == nullptr || !v.cross.cacheable()) return;
+  v1::CachedCrossCheck record = CrossCheckRecord(v.cross);
+  record.set_created_unix_ms(UnixMillis());
+  (void)options_.store->Put(Family::kCrossChecks, CrossCheckKeyFor(problem, code, v), record);
 }
 
 FormalVerdict GradingSession::CheckFormally(SandboxWorker& worker, const Problem& problem,

@@ -177,6 +177,8 @@ class GradingSession {
   bool AttachCachedCrossCheck(const Problem& problem, const std::string& code, Verdict* v);
   void CrossCheckOn(SandboxWorker& worker, const Problem& problem, const std::string& code,
                     std::string compiled, Verdict* v);
+  // Into the cross-check cache, when the result may be cached.
+  void StoreCrossCheck(const Problem& problem, const std::string& code, const Verdict& v);
   const SynthStats& ReferenceSynthesis(SandboxWorker& worker, const Problem& problem);
   // The formal check, unless this problem's checks keep running out of their budget.
   FormalVerdict CheckFormally(SandboxWorker& worker, const Problem& problem,

@@ -69,7 +69,6 @@ SlurmDispatcher::~SlurmDispatcher() {
 }
 
 Status SlurmDispatcher::Start() {
-  if (options_.spool.empty()) return Status::InvalidArgument("--executor slurm needs --spool DIR");
   EVALD_RETURN_IF_ERROR(spool_.Prepare().Annotate("the spool"));
   EVALD_RETURN_IF_ERROR(slurm_.Check());
   spool_.CollectGarbage(7 * 24 * 3600.0);

@@ -45,6 +45,9 @@ bool IsSpoolKey(const std::string& key) {
 }
 
 Status Spool::Prepare() const {
+  if (root_.empty() || root_.front() != '/')
+    return Status::InvalidArgument("the spool must be an absolute directory path, not '" + root_ +
+                                   "'");
   std::error_code ec;
   for (const char* sub : {"shards", "results", "pending", "logs"}) {
     fs::create_directories(root_ + "/" + sub, ec);
