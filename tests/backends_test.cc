@@ -280,11 +280,19 @@ TEST(RemoteBackend, StreamsChoicesUsageAndTiming) {
 // dies mid-run its requests (those cut off and those still to come) go to the other, every
 // request is answered, and each replica's share and failures are kept apart.
 TEST(RemoteBackend, ReplicasShareTheRequestsAndOneDyingLosesNothing) {
+  // Until b is dead, a holds its requests: the first requests go to b, and when it dies most
+  // are still unanswered, so some are sent to it after its death whatever the machine's load.
+  std::atomic<bool> b_dead{false};
   auto slow_good = [](const HttpRequest& req, int) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     return Reply(req, http::status::ok, GoodStream(2), "text/event-stream");
   };
-  FakeServer a(slow_good), b(slow_good);
+  FakeServer a([&](const HttpRequest& req, int call) {
+    for (int waited = 0; !b_dead && waited < 10000; ++waited)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return slow_good(req, call);
+  });
+  FakeServer b(slow_good);
   RemoteBackendOptions o;
   o.endpoint = a.url();
   o.replicas = {b.url()};
@@ -300,6 +308,7 @@ TEST(RemoteBackend, ReplicasShareTheRequestsAndOneDyingLosesNothing) {
   std::thread killer([&] {
     while (b.calls() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     b.Kill();
+    b_dead = true;
   });
   std::vector<v1::RequestTiming> timings;
   int ok = 0;
