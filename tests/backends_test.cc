@@ -21,6 +21,7 @@
 #include "evald/metrics/serving_metrics.h"
 #include "evald/server/http_server.h"
 #include "evald/server/openai_routes.h"
+#include "kernels/gguf/random_model.h"
 
 namespace evald {
 namespace {
@@ -518,7 +519,9 @@ TEST(RemoteBackend, CancelAnswersEveryRequest) {
 class CoreEndpoint : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto engine = CoreEngine::Load(kStories, 1);
+    CoreEngine::Options options;
+    options.chat_format = "chatml";  // stories260K has no chat template
+    auto engine = CoreEngine::Load(kStories, options);
     ASSERT_TRUE(engine.ok()) << engine.status().ToString();
     engine_ = std::shared_ptr<CoreEngine>(std::move(*engine));
     routes_ = std::make_unique<OpenAiRoutes>(engine_, "stories", TokenScopes{});
@@ -533,8 +536,8 @@ class CoreEndpoint : public ::testing::Test {
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
 
-  std::vector<std::string> Direct(const SampleRequest& r) {
-    CoreRequest cr = CoreRequestFor(r);
+  std::vector<std::string> Direct(const SampleRequest& r, bool chat = false) {
+    CoreRequest cr = CoreRequestFor(r, chat);
     auto out = engine_->Generate(cr);
     EXPECT_TRUE(out.ok());
     std::vector<std::string> texts;
@@ -556,8 +559,9 @@ TEST_F(CoreEndpoint, StreamedWholeAndChatAnswersEqualTheCore) {
   r.sampling.temperature = 0.9;
   r.sampling.top_p = 0.95;
   r.sampling.max_tokens = 40;
-  const auto expected = Direct(r);
   for (OpenAiApi api : {OpenAiApi::kCompletions, OpenAiApi::kChat}) {
+    // Chat: the messages rendered in the engine's chat format, as a chat run on the core does.
+    const auto expected = Direct(r, api == OpenAiApi::kChat);
     for (bool stream : {true, false}) {
       RemoteBackendOptions o;
       o.endpoint = url();
@@ -581,7 +585,77 @@ TEST_F(CoreEndpoint, StreamedWholeAndChatAnswersEqualTheCore) {
   SampleRequest one = r;
   one.n = 1;
   one.seed = r.seed + 2;
-  EXPECT_EQ(Direct(one)[0], expected[2]);
+  EXPECT_EQ(Direct(one)[0], Direct(r)[2]);
+}
+
+// A chat is the rendered conversation (special tokens parsed), not the messages' text joined.
+TEST_F(CoreEndpoint, ChatPromptsAreRenderedInTheChatFormat) {
+  CoreRequest chat;
+  chat.messages = {{"system", "Be brief."}, {"user", "Once upon a time"}};
+  chat.max_tokens = 1;
+  auto out = engine_->Generate(chat);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  CoreRequest plain;
+  plain.prompt =
+      "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nOnce upon a time<|im_end|>\n"
+      "<|im_start|>assistant\n";  // stories260K has no such special tokens: the same as text
+  plain.max_tokens = 1;
+  auto same = engine_->Generate(plain);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(out->prompt_tokens, same->prompt_tokens);
+  EXPECT_EQ(out->completions[0].tokens, same->completions[0].tokens);
+  EXPECT_EQ(*engine_->ChatFormatInUse(), "chatml");
+  chat.messages = {{"tool", "x"}};
+  auto bad = engine_->Generate(chat);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Status::Code::kInvalidArgument);
+}
+
+// The format comes from the file's tokenizer.chat_template when no name is given.
+TEST(CoreEngineChat, TheFormatIsRecognisedFromTheFilesTemplate) {
+  kernels::RandomModelShape shape;
+  shape.architecture = "gemma";
+  shape.chat_template =
+      "{{ bos_token }}{% for m in messages %}<start_of_turn>{{ m['role'] }}\n{{ m['content'] | "
+      "trim }}<end_of_turn>\n{% endfor %}<start_of_turn>model\n";
+  const std::string path = "/tmp/evald-chat-" + RandomHex(4) + ".gguf";
+  ASSERT_TRUE(kernels::WriteRandomModel(shape, kStories, path).ok());
+  auto engine = CoreEngine::Load(path, {});
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  EXPECT_EQ(*(*engine)->ChatFormatInUse(), "gemma (from tokenizer.chat_template)");
+  CoreEngine::Options named;
+  named.chat_format = "llama3";  // a name wins over the template
+  auto overridden = CoreEngine::Load(path, named);
+  ASSERT_TRUE(overridden.ok());
+  EXPECT_EQ(*(*overridden)->ChatFormatInUse(), "llama3");
+  CoreRequest chat;
+  chat.messages = {{"user", "Once upon a time"}};
+  chat.max_tokens = 2;
+  EXPECT_TRUE((*engine)->Generate(chat).ok());
+  std::remove(path.c_str());
+}
+
+// A model without a chat template serves completions; its chats are refused with what to do.
+TEST(CoreEngineChat, NoTemplateAndNoFormatIsAClearErrorForChatsOnly) {
+  auto engine = CoreEngine::Load(kStories, {});
+  ASSERT_TRUE(engine.ok());
+  auto format = (*engine)->ChatFormatInUse();
+  ASSERT_FALSE(format.ok());
+  EXPECT_NE(format.status().message().find("--chat-format"), std::string::npos);
+  CoreRequest chat;
+  chat.messages = {{"user", "hi"}};
+  chat.max_tokens = 1;
+  auto out = (*engine)->Generate(chat);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(out.status().message().find("tokenizer.chat_template"), std::string::npos);
+  CoreRequest plain;
+  plain.prompt = "hi";
+  plain.max_tokens = 1;
+  EXPECT_TRUE((*engine)->Generate(plain).ok());
+  CoreEngine::Options unknown;
+  unknown.chat_format = "vicuna";
+  EXPECT_FALSE(CoreEngine::Load(kStories, unknown).ok());
 }
 
 TEST_F(CoreEndpoint, StreamedDeltasNeverOutrunAStopString) {

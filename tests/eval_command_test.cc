@@ -410,6 +410,54 @@ TEST_F(EvalCommand, RunSamplesAGgufWithTheCoreAndReportsServingMetrics) {
   EXPECT_NE(corrupt.output.find("FAILED"), std::string::npos) << corrupt.output;
 }
 
+// A run on a chat checkpoint of the core renders the system and user turns in the chat format
+// and records which; stored generations of the plain prompt do not answer it. A model without a
+// template and no --chat-format fails before sampling, saying what to do.
+TEST_F(EvalCommand, ChatRunsOnTheCoreRecordTheirChatFormat) {
+  std::string model = std::string(EVALD_SHARED_DIR) + "/models/stories260K-q8_0.gguf";
+  const std::string common = " --problems Bi01_and_gate --max-tokens 8 --data " + dir_ + "/store";
+  auto plain = RunEvald("run --model " + model + common + " --json " + dir_ + "/plain.json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_EQ(ReadReport(dir_ + "/plain.json").serving().prompt_format(), "completions");
+  auto chat = RunEvald("run --model " + model + common + " --chat-format gemma --json " + dir_ +
+                       "/chat.json");
+  ASSERT_EQ(chat.exit_code, 0) << chat.output;
+  EXPECT_NE(chat.output.find("chat: gemma"), std::string::npos) << chat.output;
+  auto report = ReadReport(dir_ + "/chat.json");
+  EXPECT_EQ(report.serving().prompt_format(), "chat: gemma");
+  EXPECT_EQ(report.serving().cached_samples(), 0) << "the plain run's generation is not reused";
+  EXPECT_GT(report.serving().total_input_tokens(),
+            ReadReport(dir_ + "/plain.json").serving().total_input_tokens());
+  auto no_template = RunEvald("run --model " + model + common + " --api chat");
+  EXPECT_EQ(no_template.exit_code, 2);
+  EXPECT_NE(no_template.output.find("no tokenizer.chat_template"), std::string::npos)
+      << no_template.output;
+  auto unknown = RunEvald("run --model " + model + common + " --chat-format vicuna");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("unknown chat format 'vicuna'"), std::string::npos)
+      << unknown.output;
+}
+
+// `evald bench plan-memory`: a 31B Gemma 4 Q4_0 checkpoint's memory from its layout alone (its
+// weights never exist here), and a real file's from its metadata; bad input refused.
+TEST_F(EvalCommand, PlanMemoryEstimatesA31BGemma4BeforeLoading) {
+  auto r = RunEvald("bench plan-memory --layout gemma4-31b --context 8192");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("30.70 B parameters"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("50 sliding (window 1024)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("17.27 GB"), std::string::npos) << "Q4_0 weights: " << r.output;
+  EXPECT_NE(r.output.find("14.76 GB for n=1 x 8192 positions"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("this machine has"), std::string::npos) << r.output;
+  auto q8 = RunEvald("bench plan-memory --layout gemma4-31b --kv-cache q8_0 --context 8192");
+  EXPECT_NE(q8.output.find("3.92 GB for n=1"), std::string::npos) << q8.output;
+  auto file = RunEvald("bench plan-memory --model " + std::string(EVALD_SHARED_DIR) +
+                       "/models/stories260K-q8_0.gguf --context 256");
+  ASSERT_EQ(file.exit_code, 0) << file.output;
+  EXPECT_NE(file.output.find("llama, 5 layers of 64"), std::string::npos) << file.output;
+  EXPECT_EQ(RunEvald("bench plan-memory --layout gpt5").exit_code, 2);
+  EXPECT_EQ(RunEvald("bench plan-memory --model " + dir_ + "/missing.gguf").exit_code, 2);
+}
+
 // `evald bench decode` prints every figure it promises, with numbers that add up: the
 // aggregate of n samples and its time relative to one, and the share of the bandwidth limit
 // computed from the given bandwidth and the file's weight bytes.

@@ -144,6 +144,9 @@ TEST(FuzzSmoke, ServerStreams) {
 TEST(FuzzSmoke, SpoolFilesAndSqueueOutput) {
   RunTarget(fuzz::ParseSpoolFiles, 3000);
 }
+TEST(FuzzSmoke, ChatTemplates) {
+  RunTarget(fuzz::ParseChatTemplate, 3000);
+}
 TEST(FuzzSmoke, SandboxFrames) {
   RunTarget(fuzz::ReadSandboxFrame, 1000);
 }

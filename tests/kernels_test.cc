@@ -8,11 +8,14 @@
 #include <filesystem>
 #include <random>
 
+#include <sys/stat.h>
+
 #include "base/file_io.h"
 #include "base/hash.h"
 #include "kernels/generate/generator.h"
 #include "kernels/gguf/gguf_writer.h"
 #include "kernels/gguf/random_model.h"
+#include "kernels/model/memory_plan.h"
 #include "kernels/ops/activations.h"
 #include "kernels/ops/attention.h"
 #include "kernels/ops/dot.h"
@@ -613,13 +616,15 @@ TEST(KvCacheQ8_0, OptInSizedAndRefusedWhereHeadsDoNotFitItsBlocks) {
   LlamaConfig c;
   c.architecture = "llama";
   c.n_layers = 22;
-  c.n_kv_heads = 4;
-  c.head_dim = 64;  // TinyLlama 1.1B
+  LayerShape tiny_llama;  // TinyLlama 1.1B
+  tiny_llama.n_kv_heads = 4;
+  tiny_llama.head_dim = 64;
+  c.layer.assign(22, tiny_llama);
   EXPECT_TRUE(CheckKvCacheType(c, KvCacheType::kQ8_0).ok());
   // n = 20 sequences at a 2k context: 1.8 GB of F32 cache, 0.49 GB as Q8_0.
   EXPECT_EQ(KvCacheBytes(c, KvCacheType::kF32, 2048, 20), 2LL * 22 * 20 * 2048 * 256 * 4);
   EXPECT_EQ(KvCacheBytes(c, KvCacheType::kQ8_0, 2048, 20), 2LL * 22 * 20 * 2048 * 256 / 32 * 34);
-  c.head_dim = 8;  // stories260K
+  c.layer[3].head_dim = 8;  // one layer of stories260K's head size
   EXPECT_NE(CheckKvCacheType(c, KvCacheType::kQ8_0).message().find("multiples of 32"),
             std::string::npos);
   if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
@@ -629,6 +634,80 @@ TEST(KvCacheQ8_0, OptInSizedAndRefusedWhereHeadsDoNotFitItsBlocks) {
   GenerateOptions o;
   o.kv_cache = KvCacheType::kQ8_0;
   EXPECT_FALSE(Generate(**model, *tok, "Once", o, DetectIsa()).ok()) << "refused, not ignored";
+}
+
+// Gemma 4 31B's layout (its GGUF metadata as published: 60 layers of 5376, 50 sliding with 16
+// KV heads of 256, 10 full with 4 of 512, FFN 21504, 262144 tokens) written without weights and
+// planned from the metadata alone: 30.70 B parameters (what llama.cpp prints for the real file),
+// the Q4_0 weights' bytes, and the KV cache per position exactly as the layer shapes give it.
+TEST(MemoryPlan, Gemma4_31BFromItsMetadataAlone) {
+  auto layout = KnownModelLayout("gemma4-31b", GgmlType::kQ4_0);
+  ASSERT_TRUE(layout.ok());
+  const std::string path = "/tmp/evald-layout-" + RandomHex(4) + ".gguf";
+  ASSERT_TRUE(WriteModelLayout(*layout, path).ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_GT(st.st_size, 17'000'000'000LL) << "the file has its full size";
+  EXPECT_LT(st.st_blocks * 512LL, 64LL << 20) << "but the weights are a hole";
+  auto file = GgufFile::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto plan = PlanMemory(**file, 8192, 1, KvCacheType::kF32);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_NEAR(static_cast<double>(plan->parameters) / 1e9, 30.70, 0.005);
+  // Q4_0: 18 bytes per 32 weights for every 2-D tensor; the norms and rope_freqs in F32.
+  EXPECT_NEAR(static_cast<double>(plan->weights) / plan->parameters, 18.0 / 32, 0.001);
+  const int64_t per_position = 50 * 16 * 256 + 10 * 4 * 512;  // keys (or values) of all layers
+  EXPECT_EQ(plan->kv_cache, 2 * 4 * 8192LL * per_position);
+  EXPECT_EQ(plan->kv_cache_windowed, 2 * 4 * (50 * 16 * 256 * 1024LL + 10 * 4 * 512 * 8192LL));
+  auto q8 = PlanMemory(**file, 8192, 20, KvCacheType::kQ8_0);
+  ASSERT_TRUE(q8.ok());
+  EXPECT_EQ(q8->kv_cache, 2 * 20 * 8192LL * per_position / 32 * 34);
+  int full = 0;
+  for (const LayerShape& l : plan->config.layer) full += !l.sliding;
+  EXPECT_EQ(full, 10);
+  EXPECT_EQ(plan->config.layer[5].head_dim, 512);
+  EXPECT_EQ(plan->config.layer[5].n_kv_heads, 4);
+  EXPECT_EQ(plan->config.layer[0].head_dim, 256);
+  std::remove(path.c_str());
+}
+
+// What of Gemma 4 the core does not compute is refused by name, not run wrongly.
+TEST(Gemma4, SmallModelAndMixtureOfExpertsFeaturesAreRefused) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  RandomModelShape shape;
+  shape.architecture = "gemma4";
+  shape.layers = 6;
+  shape.head_dim = 64;
+  shape.kv_heads = 1;
+  shape.head_dim_swa = 32;
+  shape.kv_heads_swa = 2;
+  const std::string path = "/tmp/evald-gemma4-" + RandomHex(4) + ".gguf";
+  ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
+  auto ok = LlamaModel::Load(path);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_TRUE((*ok)->layers()[5].values_from_keys);
+  EXPECT_FALSE((*ok)->layers()[0].values_from_keys);
+  EXPECT_EQ((*ok)->config().query_scale, 1.0f);
+  GgufValue u32;
+  u32.type = GgufType::kUint32;
+  for (const auto& [key, why] : std::vector<std::pair<std::string, std::string>>{
+           {"gemma4.attention.shared_kv_layers", "KV sharing"},
+           {"gemma4.embedding_length_per_layer_input", "per-layer embeddings"},
+           {"gemma4.expert_count", "mixture-of-experts"}}) {
+    u32.u = 8;
+    shape.extra_metadata = {{key, u32}};
+    ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
+    auto refused = LlamaModel::Load(path);
+    ASSERT_FALSE(refused.ok()) << key;
+    EXPECT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find(why), std::string::npos)
+        << refused.status().message();
+  }
+  u32.u = 0;  // 0 is the dense layout's own value
+  shape.extra_metadata = {{"gemma4.attention.shared_kv_layers", u32}};
+  ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
+  EXPECT_TRUE(LlamaModel::Load(path).ok());
+  std::remove(path.c_str());
 }
 
 }  // namespace

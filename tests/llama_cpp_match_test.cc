@@ -23,35 +23,15 @@
 namespace evald::kernels {
 namespace {
 
-std::string NodeModules() {
-  return testing::SourceDir() + "/.cache/node-llama-cpp/node_modules";
-}
 std::string Models() {
   return std::string(EVALD_SHARED_DIR) + "/models";
 }
 
 // Runs the reference script; returns its JSON output parsed.
 bool Reference(const std::string& model, const std::string& request, google::protobuf::Value* out) {
-  std::string quoted = request;
-  for (size_t at = 0; (at = quoted.find('\'', at)) != std::string::npos; at += 4)
-    quoted.replace(at, 1, "'\\''");
-  // ES modules resolve packages from the script's own directory upwards (NODE_PATH does not
-  // apply): run a copy of the script placed beside the installed package, named for this
-  // process (CTest runs these tests side by side; two copies to one name raced).
-  std::string script_dir = testing::SourceDir() + "/.cache/node-llama-cpp";
-  std::string script = "llama_cpp_reference." + std::to_string(::getpid()) + ".mjs";
-  std::string cmd = "cp " + testing::SourceDir() + "/tests/reference/llama_cpp_reference.mjs " +
-                    script_dir + "/" + script + " && cd " + script_dir + " && node " + script +
-                    " '" + model + "' '" + quoted + "' 2>/dev/null; rm -f " + script_dir + "/" +
-                    script;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return false;
-  std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
-  ::pclose(p);
-  return google::protobuf::util::JsonStringToMessage(text, out).ok();
+  auto r = testing::RunNodeReference(
+      "llama_cpp_reference.mjs", testing::ShellQuote(model) + " " + testing::ShellQuote(request));
+  return r.exit_code == 0 && google::protobuf::util::JsonStringToMessage(r.output, out).ok();
 }
 
 std::vector<int> Ids(const google::protobuf::Value& list) {
@@ -64,7 +44,7 @@ std::vector<int> Ids(const google::protobuf::Value& list) {
 class LlamaCppMatch : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!IsDirectory(NodeModules() + "/node-llama-cpp"))
+    if (!testing::HaveNodeReference())
       GTEST_SKIP()
           << "node-llama-cpp is not installed in .cache/node-llama-cpp (scripts/install-deps.sh)";
     if (!IsRegularFile(Models() + "/stories260K-f32.gguf")) GTEST_SKIP() << "no ../shared/models";
@@ -159,12 +139,24 @@ RandomModelShape SmallShape(const std::string& arch, GgmlType type) {
     shape.sliding_window = 5;
     shape.layers = 6;
   }
+  if (arch == "gemma4") {
+    // The 31B's layout at reduced width: five sliding layers to one full, the full layers'
+    // heads twice the size with fewer KV heads and values from the key projection,
+    // proportional RoPE on a quarter of their pairs, a final soft-cap.
+    shape.layers = 6;
+    shape.head_dim = 64;
+    shape.kv_heads = 1;
+    shape.head_dim_swa = 32;
+    shape.kv_heads_swa = 2;
+    shape.sliding_window = 5;
+    shape.final_softcap = 3.0f;
+  }
   return shape;
 }
 
 // Random-weight files of each architecture, written by evald, decoded greedily by both.
 TEST_F(LlamaCppMatch, RandomLlamaQwen2AndGemmaFiles) {
-  for (const char* arch : {"llama", "qwen2", "gemma", "gemma2", "gemma3"}) {
+  for (const char* arch : {"llama", "qwen2", "gemma", "gemma2", "gemma3", "gemma4"}) {
     for (GgmlType type : {GgmlType::kF32, GgmlType::kQ8_0}) {
       RandomModelShape shape = SmallShape(arch, type);
       std::string path = "/tmp/evald-random-" + std::string(arch) + "-" +
@@ -307,7 +299,7 @@ TEST_F(LlamaCppMatch, NextTokenDistributionsWithinToleranceAlongASequence) {
                              {Models() + "/stories260K-q8_0.gguf", true, false},
                              {Models() + "/stories260K-q4_0.gguf", true, false}};
   std::vector<std::string> written;
-  for (const char* arch : {"llama", "qwen2", "gemma", "gemma2", "gemma3"}) {
+  for (const char* arch : {"llama", "qwen2", "gemma", "gemma2", "gemma3", "gemma4"}) {
     for (GgmlType type : {GgmlType::kF32, GgmlType::kQ8_0}) {
       RandomModelShape shape = SmallShape(arch, type);
       std::string path = "/tmp/evald-dist-" + std::string(arch) + "-" +
@@ -375,6 +367,63 @@ TEST_F(LlamaCppMatch, BpeTokenizerIdsForEachPreTokenizer) {
     std::remove(vocab.c_str());
     std::remove(model.c_str());
   }
+}
+
+// Chat prompts hold the strings of control tokens (<s>, <|im_start|>): split at them as llama.cpp
+// does with parse_special, the text between tokenized as usual (SentencePiece's space prefix
+// after each special token). SentencePiece (llama-2-tiny-random) and byte-level BPE (a qwen2
+// file whose vocabulary has <|im_start|>, <|im_end|>, <|endoftext|>).
+TEST_F(LlamaCppMatch, SpecialTokenStringsSplitAsLlamaCppParsesThem) {
+  const std::string vocab = "/tmp/evald-special-vocab.gguf", bpe = "/tmp/evald-special-bpe.gguf";
+  ASSERT_TRUE(
+      WriteBpeVocabulary("qwen2", "module TopModule; You write Verilog. user system", 60, vocab)
+          .ok());
+  RandomModelShape shape;
+  shape.architecture = "qwen2";
+  shape.heads = 2;
+  shape.kv_heads = 1;
+  shape.layers = 1;
+  ASSERT_TRUE(WriteRandomModel(shape, vocab, bpe).ok());
+  struct Case {
+    std::string model;
+    std::vector<std::string> strings;
+  };
+  const std::vector<Case> cases = {
+      {Models() + "/llama-2-tiny-random.gguf",
+       {"<s>[INST] hi </s> there<s>x", "</s></s>", "a<unk>b <s>", "plain text", "<s", "x</s"}},
+      {bpe,
+       {"<|im_start|>system\nYou write Verilog.<|im_end|>\n<|im_start|>user\nmodule x;<|im_end|>"
+        "\n<|im_start|>assistant\n",
+        "<|endoftext|>a<|im_end|><|im_end|> b", "<|im_start", "no specials here"}},
+  };
+  for (const Case& c : cases) {
+    std::string request = "{\"tokenize_special\": [";
+    for (size_t i = 0; i < c.strings.size(); ++i) {
+      google::protobuf::Value v;
+      v.set_string_value(c.strings[i]);
+      std::string json;
+      (void)google::protobuf::util::MessageToJsonString(v, &json);
+      request += (i ? "," : "") + json;
+    }
+    request += "]}";
+    google::protobuf::Value ref;
+    ASSERT_TRUE(Reference(c.model, request, &ref)) << c.model;
+    const auto& lists = ref.struct_value().fields().at("tokenize_special").list_value();
+    ASSERT_EQ(lists.values_size(), static_cast<int>(c.strings.size()));
+    auto file = GgufFile::Open(c.model);
+    ASSERT_TRUE(file.ok());
+    auto tok = LoadTokenizer(**file);
+    ASSERT_TRUE(tok.ok());
+    for (size_t i = 0; i < c.strings.size(); ++i)
+      EXPECT_EQ((*tok)->EncodeWithSpecialTokens(c.strings[i], false),
+                Ids(lists.values(static_cast<int>(i))))
+          << c.model << ": " << c.strings[i];
+    EXPECT_NE((*tok)->EncodeWithSpecialTokens(c.strings[0], false),
+              (*tok)->Encode(c.strings[0], false))
+        << "the strings of special tokens are parsed, not spelled";
+  }
+  std::remove(vocab.c_str());
+  std::remove(bpe.c_str());
 }
 
 // The Q8_0 KV cache (opt-in): a quarter of the F32 cache's memory (34 bytes per 32 values), and

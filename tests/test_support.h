@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <string>
@@ -39,6 +40,34 @@ inline ShellResult RunShell(const std::string& command) {
   const int status = ::pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// The npm packages of the reference scripts (node-llama-cpp, @huggingface/jinja), installed by
+// scripts/install-deps.sh.
+inline std::string NodeReferenceDir() {
+  return SourceDir() + "/.cache/node-llama-cpp";
+}
+inline bool HaveNodeReference() {
+  return IsDirectory(NodeReferenceDir() + "/node_modules/node-llama-cpp");
+}
+
+// Runs tests/reference/SCRIPT with node and `args` (already quoted for the shell); its standard
+// output. ES modules resolve packages from the script's own directory upwards (NODE_PATH does
+// not apply), so a copy named for this process (CTest runs tests side by side) is placed beside
+// the installed packages and removed afterwards.
+inline ShellResult RunNodeReference(const std::string& script, const std::string& args) {
+  const std::string dir = NodeReferenceDir();
+  const std::string copy = std::to_string(::getpid()) + "." + script;
+  return RunShell("cp " + SourceDir() + "/tests/reference/" + script + " " + dir + "/" + copy +
+                  " && cd " + dir + " && node " + copy + " " + args +
+                  " 2>/dev/null; rc=$?; rm -f " + dir + "/" + copy + "; exit $rc");
+}
+
+// `text` in single quotes for /bin/sh.
+inline std::string ShellQuote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 }  // namespace evald::testing

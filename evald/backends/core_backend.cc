@@ -11,9 +11,14 @@ kernels::SamplingOptions CoreSamplingOptions(const SamplingSettings& s) {
   return o;
 }
 
-CoreRequest CoreRequestFor(const SampleRequest& r) {
+CoreRequest CoreRequestFor(const SampleRequest& r, bool chat) {
   CoreRequest cr;
-  cr.prompt = CompletionPromptText(r.system, r.user);
+  if (chat) {
+    if (!r.system.empty()) cr.messages.push_back({"system", r.system});
+    cr.messages.push_back({"user", r.user});
+  } else {
+    cr.prompt = CompletionPromptText(r.system, r.user);
+  }
   cr.n = r.n;
   cr.max_tokens = r.sampling.max_tokens;
   cr.seed = r.seed;
@@ -22,13 +27,20 @@ CoreRequest CoreRequestFor(const SampleRequest& r) {
   return cr;
 }
 
+std::string CoreBackend::PromptFormat() const {
+  if (!chat_) return "completions";
+  auto format = engine_->ChatFormatInUse();
+  return "chat: " + (format.ok() ? *format : format.status().message());
+}
+
 void CoreBackend::Run(const std::vector<SampleRequest>& requests,
                       const std::function<void(size_t, SampleResponse)>& done,
                       const std::atomic<bool>& cancel) {
   AnswerInTurn(requests, done, cancel, [&](const SampleRequest& r) {
     SampleResponse resp;
-    auto out = engine_->Generate(
-        CoreRequestFor(r), [&](int, std::string_view, const char*) { return !cancel.load(); });
+    auto out = engine_->Generate(CoreRequestFor(r, chat_), [&](int, std::string_view, const char*) {
+      return !cancel.load();
+    });
     if (!out.ok()) {
       resp.status = out.status();
       return resp;

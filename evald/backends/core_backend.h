@@ -12,23 +12,29 @@ namespace evald {
 
 class CoreBackend : public SamplingBackend {
  public:
-  explicit CoreBackend(std::shared_ptr<CoreEngine> engine) : engine_(std::move(engine)) {}
+  // `chat`: the system and user turns rendered in the engine's chat format (which must have
+  // one: MakeCoreBackend checks), instead of joined as completion text.
+  CoreBackend(std::shared_ptr<CoreEngine> engine, bool chat)
+      : engine_(std::move(engine)), chat_(chat) {}
   std::string Kind() const override { return "core"; }
   std::string Describe() const override {
     return engine_->path() +
            (engine_->kv_cache() == kernels::KvCacheType::kQ8_0 ? " (kv q8_0)" : "");
   }
+  std::string PromptFormat() const override;
   void Run(const std::vector<SampleRequest>& requests,
            const std::function<void(size_t, SampleResponse)>& done,
            const std::atomic<bool>& cancel) override;
 
  private:
   std::shared_ptr<CoreEngine> engine_;
+  bool chat_ = false;
 };
 
 // The core's sampling options for backend settings (top_k -1 = off).
 kernels::SamplingOptions CoreSamplingOptions(const SamplingSettings& s);
-// The core's request for a backend request (completion prompt text, seeds, stops).
-CoreRequest CoreRequestFor(const SampleRequest& request);
+// The core's request for a backend request (completion prompt text or, with `chat`, the
+// system and user messages; seeds, stops).
+CoreRequest CoreRequestFor(const SampleRequest& request, bool chat = false);
 
 }  // namespace evald

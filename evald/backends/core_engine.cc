@@ -17,9 +17,32 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<CoreEngine>> CoreEngine::Load(const std::string& path, int threads,
-                                                       kernels::KvCacheType kv) {
+namespace {
+
+// The chat format a file's template is recognised as; an error saying why chats cannot be
+// rendered otherwise (kept, and returned for each chat request, so completions still work).
+StatusOr<kernels::ChatFormat> TemplateFormat(const kernels::GgufFile& file,
+                                             const std::string& path) {
+  auto text = file.GetString("tokenizer.chat_template");
+  if (!text || text->empty())
+    return Status::InvalidArgument(path +
+                                   " has no tokenizer.chat_template; choose a chat format with "
+                                   "--chat-format (or chat_format on the checkpoint)");
+  return kernels::RecognizeChatTemplate(*text);
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<CoreEngine>> CoreEngine::Load(const std::string& path,
+                                                       const Options& options) {
+  const int threads = options.threads;
+  const kernels::KvCacheType kv = options.kv;
   if (threads < 1 || threads > 256) return Status::InvalidArgument("threads must be 1..256");
+  StatusOr<kernels::ChatFormat> named = Status::NotFound("");
+  if (!options.chat_format.empty()) {
+    named = kernels::ChatFormatNamed(options.chat_format);
+    if (!named.ok()) return named.status();
+  }
   auto model = kernels::LlamaModel::Load(path);
   if (!model.ok()) return model.status().Annotate("loading " + path);
   EVALD_RETURN_IF_ERROR(kernels::CheckKvCacheType((*model)->config(), kv).Annotate(path));
@@ -35,7 +58,29 @@ StatusOr<std::unique_ptr<CoreEngine>> CoreEngine::Load(const std::string& path, 
   engine->isa_ = kernels::DetectIsa();
   engine->model_ = std::move(*model);
   engine->tokenizer_ = std::move(*tok);
+  engine->chat_from_template_ = options.chat_format.empty();
+  engine->chat_ =
+      engine->chat_from_template_ ? TemplateFormat(engine->model_->file(), path) : std::move(named);
   return engine;
+}
+
+StatusOr<std::string> CoreEngine::ChatFormatInUse() const {
+  if (!chat_.ok()) return chat_.status();
+  return chat_->name + (chat_from_template_ ? " (from tokenizer.chat_template)" : "");
+}
+
+StatusOr<std::vector<int>> CoreEngine::PromptTokens(const CoreRequest& request) const {
+  if (request.messages.empty()) return tokenizer_->Encode(request.prompt, tokenizer_->add_bos());
+  if (!chat_.ok()) return Status::InvalidArgument(chat_.status().message());
+  auto text = kernels::RenderChat(*chat_, request.messages, tokenizer_->bos_text());
+  if (!text.ok()) return text.status();
+  // The template writes the BOS token itself where the model wants one; otherwise it is added
+  // as for plain text (as llama.cpp does), never twice.
+  std::vector<int> tokens = tokenizer_->EncodeWithSpecialTokens(*text, false);
+  const int bos = tokenizer_->bos();
+  if (tokenizer_->add_bos() && bos >= 0 && (tokens.empty() || tokens[0] != bos))
+    tokens.insert(tokens.begin(), bos);
+  return tokens;
 }
 
 StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnText& on_text) {
@@ -63,6 +108,10 @@ StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnTe
   o.stop = request.stop;
   o.threads = threads_;
   o.kv_cache = kv_;
+  if (!request.messages.empty() && chat_.ok()) {
+    int end = tokenizer_->SpecialToken(chat_->end_of_turn);
+    if (end >= 0) o.end_tokens.push_back(end);
+  }
   o.on_update = [&](int s, const kernels::Completion& c, bool finished) {
     // Decode steps advance all samples together: a step is marked by the first sample whose
     // token count moves past the previous step's.
@@ -88,7 +137,9 @@ StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnTe
     if (delta.empty() && !finished) return true;
     return on_text(s, delta, finished ? c.finish_reason.c_str() : nullptr);
   };
-  auto out = kernels::Generate(*model_, *tokenizer_, request.prompt, o, isa_);
+  auto prompt_tokens = PromptTokens(request);
+  if (!prompt_tokens.ok()) return prompt_tokens.status();
+  auto out = kernels::GenerateFromTokens(*model_, *tokenizer_, *prompt_tokens, o, isa_);
   if (!out.ok()) return out.status();
   result.completions = std::move(*out);
   int completion_tokens = 0;

@@ -13,6 +13,7 @@
 
 #include "base/status.h"
 #include "evald/proto/eval.pb.h"
+#include "kernels/chat/chat_format.h"
 #include "kernels/generate/generator.h"
 #include "kernels/model/llama_model.h"
 #include "kernels/ops/dot.h"
@@ -21,7 +22,8 @@
 namespace evald {
 
 struct CoreRequest {
-  std::string prompt;
+  std::string prompt;  // plain text; or, when `messages` is set, rendered from them
+  std::vector<kernels::ChatMessage> messages;  // a chat, in the model's chat format
   int n = 1;
   int max_tokens = 256;
   uint32_t seed = 0;  // sample i: seed + i
@@ -41,9 +43,16 @@ class CoreEngine {
   // it has finished, its finish reason; returning false cancels the request.
   using OnText = std::function<bool(int sample, std::string_view delta, const char* finish)>;
 
-  // `kv`: how each request's KV cache holds keys and values (q8_0: a quarter of the memory).
-  static StatusOr<std::unique_ptr<CoreEngine>> Load(
-      const std::string& path, int threads, kernels::KvCacheType kv = kernels::KvCacheType::kF32);
+  struct Options {
+    int threads = 1;
+    // How each request's KV cache holds keys and values (q8_0: a quarter of the memory).
+    kernels::KvCacheType kv = kernels::KvCacheType::kF32;
+    // How chats are rendered: a name from kernels::ChatFormatNames(), or empty for the format
+    // the file's tokenizer.chat_template is recognised as.
+    std::string chat_format;
+  };
+  static StatusOr<std::unique_ptr<CoreEngine>> Load(const std::string& path,
+                                                    const Options& options);
 
   StatusOr<CoreResult> Generate(const CoreRequest& request, const OnText& on_text = {});
 
@@ -51,6 +60,9 @@ class CoreEngine {
   const std::string& path() const { return path_; }
   int context() const { return model_->config().context; }
   kernels::KvCacheType kv_cache() const { return kv_; }
+  // What chats are rendered as ("gemma", "llama3.1 (from tokenizer.chat_template)"), or why
+  // they cannot be (no template, an unknown one): an error for every chat request.
+  StatusOr<std::string> ChatFormatInUse() const;
 
  private:
   std::string path_, name_;
@@ -59,6 +71,10 @@ class CoreEngine {
   kernels::Isa isa_;
   std::unique_ptr<kernels::LlamaModel> model_;
   std::unique_ptr<kernels::Tokenizer> tokenizer_;
+  StatusOr<kernels::ChatFormat> chat_ = Status::NotFound("no chat format");
+  bool chat_from_template_ = false;
+
+  StatusOr<std::vector<int>> PromptTokens(const CoreRequest& request) const;
   std::mutex mu_;  // one request at a time
 };
 

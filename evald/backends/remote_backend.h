@@ -42,6 +42,9 @@ class RemoteBackend : public SamplingBackend {
   explicit RemoteBackend(RemoteBackendOptions options);
   std::string Kind() const override { return "remote"; }
   std::string Describe() const override;
+  std::string PromptFormat() const override {
+    return options_.api == OpenAiApi::kChat ? "chat (the server's template)" : "completions";
+  }
   void Run(const std::vector<SampleRequest>& requests,
            const std::function<void(size_t, SampleResponse)>& done,
            const std::atomic<bool>& cancel) override;

@@ -64,6 +64,8 @@ class SamplingBackend {
   virtual std::string Describe() const = 0;  // endpoint URL / model path, for the run's record
   // The most samples one request may ask for (the run groups a problem's samples up to it).
   virtual int MaxSamplesPerRequest() const { return 128; }
+  // How prompts go to the model (the run records it): "completions", or a chat format.
+  virtual std::string PromptFormat() const { return "completions"; }
   // Per endpoint, for backends with several (empty otherwise).
   virtual std::vector<EndpointHealth> Health() const { return {}; }
   // Answers every request: `done(i, response)` exactly once per request i, from any thread

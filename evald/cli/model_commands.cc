@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "evald/cli/memory_plan_command.h"
 #include "evald/cli/report_io.h"
 #include "kernels/generate/generator.h"
 #include "kernels/gguf/gguf_writer.h"
@@ -244,6 +245,7 @@ void RegisterBenchCommands(CLI::App& app, std::function<int()>* run) {
   auto b = std::make_shared<BenchFlags>();
   auto* bench = app.add_subcommand("bench", "benchmarks");
   RegisterRandomModelCommand(bench, run);
+  RegisterPlanMemoryCommand(bench, run);
   auto* decode = bench->add_subcommand("decode", "prefill and decode speed of a local checkpoint");
   decode->add_option("--model", b->model)->required();
   decode->add_option("--n", b->n, "samples for the n-way figure")->check(CLI::Range(1, 256));

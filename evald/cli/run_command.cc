@@ -17,6 +17,7 @@
 #include "evald/runs/cross_check_settings.h"
 #include "evald/server/run_manager.h"
 #include "evald/store/store.h"
+#include "kernels/chat/chat_format.h"
 
 namespace evald {
 
@@ -43,7 +44,7 @@ struct Flags {
   int64_t seed = 0;
   bool rules = false, explain = false, system_in_prompt = false, no_stream = false,
        exact_counts = false;
-  std::string data, json_out, kv_cache;
+  std::string data, json_out, kv_cache, chat_format;
   CrossCheckFlags cross;
   ExecutorFlags executor;
 };
@@ -59,6 +60,8 @@ v1::Checkpoint CheckpointOf(const Flags& f) {
     ck.set_format("gguf");
     ck.set_location(absolute(f.model));
     ck.set_kv_cache(f.kv_cache);
+    ck.set_api(f.chat_format.empty() ? f.api : "chat");  // a chat format implies --api chat
+    ck.set_chat_format(f.chat_format);
   } else if (!f.recorded.empty()) {
     ck.set_format("recorded");
     ck.set_location(absolute(f.recorded));
@@ -204,7 +207,12 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
                   "another base URL serving the same model as --endpoint (repeatable)");
   source->require_option(1);
   cmd->add_option("--model-name", f->model_name, "the endpoint's model name");
-  cmd->add_option("--api", f->api, "endpoint flavour: completions | chat");
+  cmd->add_option("--api", f->api,
+                  "completions | chat: the endpoint's flavour; with --model, chat renders the "
+                  "prompt in the model's chat format");
+  cmd->add_option("--chat-format", f->chat_format,
+                  "--model: the chat format (" + kernels::ChatFormatNameList() +
+                      "; implies --api chat; default: recognised from the file's template)");
   cmd->add_option("--api-key-env", f->api_key_env, "environment variable holding the API key");
   cmd->add_option("--api-key-file", f->api_key_file, "file holding the API key");
   cmd->add_option("--concurrency", f->concurrency, "requests in flight to the endpoint")

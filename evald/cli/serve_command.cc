@@ -16,6 +16,7 @@
 #include "evald/server/openai_routes.h"
 #include "evald/server/run_manager.h"
 #include "evald/store/store.h"
+#include "kernels/chat/chat_format.h"
 
 namespace evald {
 
@@ -48,7 +49,7 @@ struct ServeFlags {
   int timeout_s = 30;
   std::string model, model_name;
   int decode_threads = 1;
-  std::string kv_cache;
+  std::string kv_cache, chat_format;
   int max_generations = 16;
   uint64_t min_free_mb = 256;
   ExecutorFlags executor;
@@ -99,8 +100,15 @@ int RunServe(const ServeFlags& f) {
   if (!f.model.empty()) {
     auto kv = kernels::ParseKvCacheType(f.kv_cache);
     if (!kv.ok()) return Fail(kv.status());
-    auto engine = CoreEngine::Load(f.model, f.decode_threads, *kv);
+    CoreEngine::Options core;
+    core.threads = f.decode_threads;
+    core.kv = *kv;
+    core.chat_format = f.chat_format;
+    auto engine = CoreEngine::Load(f.model, core);
     if (!engine.ok()) return Fail(engine.status());
+    auto format = (*engine)->ChatFormatInUse();
+    spdlog::info("/v1/chat/completions: {}",
+                 format.ok() ? "chat format " + *format : format.status().message());
     completions = std::make_unique<OpenAiRoutes>(std::shared_ptr<CoreEngine>(std::move(*engine)),
                                                  f.model_name, *tokens);
     spdlog::info("serving {} as model '{}'", f.model, completions->model_name());
@@ -154,6 +162,10 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
                   "/v1/chat/completions, /v1/models)");
   cmd->add_option("--model-name", f->model_name, "the served model's name (default: the file's)");
   cmd->add_option("--kv-cache", f->kv_cache, "--model: KV cache f32 (default) | q8_0");
+  cmd->add_option("--chat-format", f->chat_format,
+                  "--model: how /v1/chat/completions renders messages (" +
+                      kernels::ChatFormatNameList() +
+                      "; default: recognised from the file's template)");
   cmd->add_option("--decode-threads", f->decode_threads,
                   "threads of the decoding core (served model and core-backend runs)")
       ->check(CLI::Range(1, 256));

@@ -213,6 +213,7 @@ std::vector<std::pair<std::string, std::string>> ServingRows(const v1::ServingMe
       {"ITL mean/median/p99 (ms)", streamed ? lat(m.itl()) : "- (not streamed)"},
       {"E2E mean/median/p99 (ms)", lat(m.e2e())},
       {"samples from stored generations", std::to_string(m.cached_samples())},
+      {"prompt format", m.prompt_format().empty() ? "completions" : m.prompt_format()},
   };
 }
 

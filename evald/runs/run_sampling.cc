@@ -13,6 +13,7 @@
 #include "evald/backends/openai_wire.h"
 #include "evald/backends/recorded_backend.h"
 #include "evald/backends/remote_backend.h"
+#include "kernels/chat/chat_format.h"
 
 namespace evald {
 
@@ -83,6 +84,19 @@ Status NormalizeCheckpoint(v1::Checkpoint* ck) {
   if (auto kv = kernels::ParseKvCacheType(ck->kv_cache()); !kv.ok()) return kv.status();
   if (!ck->kv_cache().empty() && ck->format() != "gguf")
     return Status::InvalidArgument("kv_cache is for gguf checkpoints (the decoding core)");
+  if (!ck->chat_format().empty()) {
+    if (ck->format() != "gguf")
+      return Status::InvalidArgument(
+          "chat_format is for gguf checkpoints (a server renders its own template)");
+    if (auto f = kernels::ChatFormatNamed(ck->chat_format()); !f.ok()) return f.status();
+    if (ck->api().empty()) ck->set_api("chat");
+  }
+  if (ck->format() == "gguf") {
+    if (auto api = ParseOpenAiApi(ck->api()); !api.ok()) return api.status();
+    if (ck->api().empty()) ck->set_api("completions");
+    if (!ck->chat_format().empty() && ck->api() != "chat")
+      return Status::InvalidArgument("chat_format needs api chat");
+  }
   if (ck->format() == "gguf" || ck->format() == "recorded") {
     if (ck->location().empty())
       return Status::InvalidArgument("a " + ck->format() + " checkpoint needs location");
@@ -155,10 +169,17 @@ StatusOr<std::unique_ptr<SamplingBackend>> MakeBackend(const v1::Checkpoint& ck,
       return Status::InvalidArgument("backend core needs a gguf checkpoint");
     auto kv = kernels::ParseKvCacheType(ck.kv_cache());
     if (!kv.ok()) return kv.status();
-    auto engine = CoreEngine::Load(ck.location(), options.decode_threads, *kv);
+    CoreEngine::Options core;
+    core.threads = options.decode_threads;
+    core.kv = *kv;
+    core.chat_format = ck.chat_format();
+    auto engine = CoreEngine::Load(ck.location(), core);
     if (!engine.ok()) return engine.status();
+    const bool chat = ck.api() == "chat";
+    // A chat run whose model has no format it can be rendered in fails here, before sampling.
+    if (auto format = (*engine)->ChatFormatInUse(); chat && !format.ok()) return format.status();
     return std::unique_ptr<SamplingBackend>(
-        new CoreBackend(std::shared_ptr<CoreEngine>(std::move(*engine))));
+        new CoreBackend(std::shared_ptr<CoreEngine>(std::move(*engine)), chat));
   }
   if (backend == "recorded") {
     if (ck.format() != "recorded")

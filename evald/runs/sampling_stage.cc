@@ -42,8 +42,12 @@ Status SamplingStage::BuildPrompt(const std::string& problem) {
 std::string SamplingStage::RecordKey(const v1::StoredSample& s) {
   const Prompt& p = prompts_.at(s.problem());
   const v1::SamplingParams& sp = spec_.sampling();
-  return GenerationKey(checkpoint_.id() + "|" + backend_.Kind(), p.SystemTurn(), p.user, sp,
-                       sp.seed() + s.index(), s.index());
+  // A chat rendering is a different prompt: stored generations of one never answer another
+  // (plain completions keep the key they always had).
+  std::string source = checkpoint_.id() + "|" + backend_.Kind();
+  if (const std::string format = backend_.PromptFormat(); format != "completions")
+    source += "|" + format;
+  return GenerationKey(source, p.SystemTurn(), p.user, sp, sp.seed() + s.index(), s.index());
 }
 
 StatusOr<std::vector<SamplingStage::Batch>> SamplingStage::Plan(

@@ -53,20 +53,20 @@ bool OpenAiRoutes::Matches(const HttpRequest& req) {
 
 namespace {
 
-// The prompt: a completion's string (or list of one string); a chat's messages joined by a
-// blank line.
-StatusOr<std::string> PromptOf(const openai::CompletionRequest& r, bool chat) {
-  if (chat) {
-    if (r.messages_size() == 0) return Status::InvalidArgument("messages must not be empty");
-    std::string prompt;
-    for (const auto& m : r.messages()) {
-      std::string text = MessageContentText(m.content());
-      if (text.empty()) continue;
-      if (!prompt.empty()) prompt += "\n\n";
-      prompt += text;
-    }
-    return prompt;
-  }
+constexpr int kMaxMessages = 1024;
+
+// A chat's messages, for the engine to render in the model's chat format.
+StatusOr<std::vector<kernels::ChatMessage>> MessagesOf(const openai::CompletionRequest& r) {
+  if (r.messages_size() == 0) return Status::InvalidArgument("messages must not be empty");
+  if (r.messages_size() > kMaxMessages)
+    return Status::InvalidArgument(fmt::format("at most {} messages", kMaxMessages));
+  std::vector<kernels::ChatMessage> out;
+  for (const auto& m : r.messages()) out.push_back({m.role(), MessageContentText(m.content())});
+  return out;
+}
+
+// A completion's prompt: a string (or a list of one string).
+StatusOr<std::string> PromptOf(const openai::CompletionRequest& r) {
   const auto& p = r.prompt();
   if (p.kind_case() == google::protobuf::Value::kStringValue) return p.string_value();
   if (p.has_list_value() && p.list_value().values_size() == 1 &&
@@ -110,10 +110,16 @@ Status AddStops(const openai::CompletionRequest& r, CoreRequest* core) {
 // What the core is asked for; InvalidArgument (a 400) for anything out of range.
 StatusOr<CoreRequest> CoreRequestOf(const openai::CompletionRequest& r, bool chat, int context) {
   CoreRequest core;
-  auto prompt = PromptOf(r, chat);
-  if (!prompt.ok()) return prompt.status();
-  core.prompt = std::move(*prompt);
-  if (core.prompt.empty()) return Status::InvalidArgument("the prompt is empty");
+  if (chat) {
+    auto messages = MessagesOf(r);
+    if (!messages.ok()) return messages.status();
+    core.messages = std::move(*messages);
+  } else {
+    auto prompt = PromptOf(r);
+    if (!prompt.ok()) return prompt.status();
+    core.prompt = std::move(*prompt);
+    if (core.prompt.empty()) return Status::InvalidArgument("the prompt is empty");
+  }
   core.n = r.has_n() ? r.n() : 1;
   if (core.n < 1 || core.n > kMaxN)
     return Status::InvalidArgument(fmt::format("n must be 1..{}", kMaxN));

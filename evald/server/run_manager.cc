@@ -525,6 +525,7 @@ void RunManager::RecordServing(const SamplingBackend& backend,
       AggregateServing(timings, sampled.failed_requests, run->sampling_seconds());
   m.set_backend(backend.Kind());
   m.set_endpoint(backend.Describe());
+  m.set_prompt_format(backend.PromptFormat());
   m.set_hardware(run->spec().hardware());
   m.set_cached_samples(CountCachedGenerations(run->id()));
   AddPerEndpointServing(timings, &m);

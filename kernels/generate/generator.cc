@@ -10,13 +10,24 @@ namespace evald::kernels {
 StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const Tokenizer& tokenizer,
                                            const std::string& prompt,
                                            const GenerateOptions& options, Isa isa) {
+  return GenerateFromTokens(model, tokenizer, tokenizer.Encode(prompt, tokenizer.add_bos()),
+                            options, isa);
+}
+
+StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
+                                                     const Tokenizer& tokenizer,
+                                                     const std::vector<int>& prompt_tokens,
+                                                     const GenerateOptions& options, Isa isa) {
   if (options.n < 1 || options.n > 1024)
     return Status::InvalidArgument("n must be between 1 and 1024");
   if (options.max_tokens < 0) return Status::InvalidArgument("max_tokens must not be negative");
   if (options.threads < 1 || options.threads > 256)
     return Status::InvalidArgument("threads must be 1..256");
-  std::vector<int> prompt_tokens = tokenizer.Encode(prompt, tokenizer.add_bos());
   if (prompt_tokens.empty()) return Status::InvalidArgument("empty prompt");
+  for (int t : prompt_tokens)
+    if (t < 0 || t >= model.config().vocab)
+      return Status::InvalidArgument("prompt token " + std::to_string(t) +
+                                     " is not in the vocabulary");
   const int context = model.config().context;
   if (static_cast<int>(prompt_tokens.size()) >= context)
     return Status::InvalidArgument("prompt of " + std::to_string(prompt_tokens.size()) +
@@ -62,7 +73,9 @@ StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const Tokeni
     for (int s = 0; s < n; ++s) {
       if (done[s]) continue;
       Completion& c = out[s];
-      if (next[s] == tokenizer.eos()) {
+      if (next[s] == tokenizer.eos() ||
+          std::find(options.end_tokens.begin(), options.end_tokens.end(), next[s]) !=
+              options.end_tokens.end()) {
         c.finish_reason = "stop";
         done[s] = true;
         if (!notify(s, true)) return cancelled();

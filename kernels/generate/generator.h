@@ -24,6 +24,8 @@ struct GenerateOptions {
   std::vector<std::string> stop;
   int threads = 1;  // matrix rows split over this many threads (a non-spinning pool)
   KvCacheType kv_cache = KvCacheType::kF32;  // q8_0: a quarter of the memory (see LlamaSession)
+  // Tokens that end a sample as EOS does (a chat format's end of turn); not part of the text.
+  std::vector<int> end_tokens;
   // Called each time sample `sample` gains a token and once when it finishes (finished = true,
   // text final); streaming servers and latency measurements hang off it. Returning false
   // cancels the whole generation (Generate then fails with kCancelled).
@@ -37,8 +39,14 @@ struct Completion {
   std::string finish_reason;  // "stop" (EOS or a stop string) or "length"
 };
 
+// `prompt` as plain text (Tokenizer::Encode, with the vocabulary's BOS convention).
 StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const Tokenizer& tokenizer,
                                            const std::string& prompt,
                                            const GenerateOptions& options, Isa isa);
+// A prompt tokenized by the caller (a rendered chat, special tokens parsed).
+StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
+                                                     const Tokenizer& tokenizer,
+                                                     const std::vector<int>& prompt_tokens,
+                                                     const GenerateOptions& options, Isa isa);
 
 }  // namespace evald::kernels

@@ -1,5 +1,8 @@
 #include "kernels/gguf/gguf_writer.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstring>
 
 #include "base/file_io.h"
@@ -79,10 +82,19 @@ void GgufWriter::SetMetadata(const std::string& key, const GgufValue& value) {
 
 void GgufWriter::AddTensor(const std::string& name, GgmlType type, std::vector<uint64_t> dims,
                            std::string bytes) {
-  tensors_.push_back({name, type, std::move(dims), std::move(bytes)});
+  const uint64_t size = bytes.size();
+  tensors_.push_back({name, type, std::move(dims), std::move(bytes), size, false});
 }
 
-Status GgufWriter::Write(const std::string& path, uint64_t alignment) const {
+void GgufWriter::AddTensorLayout(const std::string& name, GgmlType type,
+                                 std::vector<uint64_t> dims) {
+  uint64_t rows = 1;
+  for (size_t i = 1; i < dims.size(); ++i) rows *= dims[i];
+  const uint64_t size = dims.empty() ? 0 : RowBytes(type, dims[0]).value_or(0) * rows;
+  tensors_.push_back({name, type, std::move(dims), std::string(), size, true});
+}
+
+std::string GgufWriter::Header(uint64_t alignment, std::vector<uint64_t>* offsets) const {
   std::string out;
   Put<uint32_t>(&out, 0x46554747);
   Put<uint32_t>(&out, 3);
@@ -100,14 +112,43 @@ Status GgufWriter::Write(const std::string& path, uint64_t alignment) const {
     for (uint64_t d : t.dims) Put<uint64_t>(&out, d);
     Put<uint32_t>(&out, static_cast<uint32_t>(t.type));
     Put<uint64_t>(&out, offset);
-    offset += (t.bytes.size() + alignment - 1) / alignment * alignment;
+    offsets->push_back(offset);
+    offset += (t.size + alignment - 1) / alignment * alignment;
   }
+  offsets->push_back(offset);  // the end of the data
   out.resize((out.size() + alignment - 1) / alignment * alignment, '\0');
+  return out;
+}
+
+Status GgufWriter::Write(const std::string& path, uint64_t alignment) const {
+  std::vector<uint64_t> offsets;
+  std::string out = Header(alignment, &offsets);
   for (const auto& t : tensors_) {
+    if (t.layout_only)
+      return Status::InvalidArgument("tensor " + t.name + " has no data (use WriteLayout)");
     out += t.bytes;
     out.resize((out.size() + alignment - 1) / alignment * alignment, '\0');
   }
   return WriteFileAtomic(path, out);
+}
+
+Status GgufWriter::WriteLayout(const std::string& path, uint64_t alignment) const {
+  std::vector<uint64_t> offsets;
+  const std::string header = Header(alignment, &offsets);
+  EVALD_RETURN_IF_ERROR(WriteFileAtomic(path, header));
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Status::IoError("cannot open " + path + ": " + std::strerror(errno));
+  bool ok = ::ftruncate(fd, static_cast<off_t>(header.size() + offsets.back())) == 0;
+  for (size_t i = 0; ok && i < tensors_.size(); ++i) {
+    const std::string& bytes = tensors_[i].bytes;
+    const off_t at = static_cast<off_t>(header.size() + offsets[i]);
+    ok = bytes.empty() ||
+         ::pwrite(fd, bytes.data(), bytes.size(), at) == static_cast<ssize_t>(bytes.size());
+  }
+  const int err = errno;
+  ::close(fd);
+  if (!ok) return Status::IoError("writing the layout " + path + ": " + std::strerror(err));
+  return Status::Ok();
 }
 
 StatusOr<int> QuantizeModel(const std::string& in, const std::string& out_path, GgmlType type) {

@@ -32,8 +32,50 @@ GgufValue Str(const std::string& s) {
   return g;
 }
 
+GgufValue Array(GgufType type, const std::vector<GgufValue>& values) {
+  GgufValue g;
+  g.type = GgufType::kArray;
+  g.array_type = type;
+  g.array = values;
+  return g;
+}
+
+bool Gemma4Sliding(const RandomModelShape& shape, int l) {
+  return l % shape.full_every != shape.full_every - 1;
+}
+
+// Gemma 4's keys: per-layer KV heads and sliding flags, head sizes per layer kind, no KV sharing
+// or per-layer embeddings (the dense 31B layout).
+void SetGemma4Metadata(const RandomModelShape& shape, int head_dim, GgufWriter& w) {
+  const std::string a = "gemma4.";
+  std::vector<GgufValue> kv_heads, sliding;
+  for (int l = 0; l < shape.layers; ++l) {
+    const bool swa = Gemma4Sliding(shape, l);
+    kv_heads.push_back(U32(static_cast<uint64_t>(swa ? shape.kv_heads_swa : shape.kv_heads)));
+    GgufValue flag;
+    flag.type = GgufType::kBool;
+    flag.u = swa ? 1 : 0;
+    sliding.push_back(flag);
+  }
+  w.SetMetadata(a + "attention.head_count_kv", Array(GgufType::kUint32, kv_heads));
+  w.SetMetadata(a + "attention.sliding_window_pattern", Array(GgufType::kBool, sliding));
+  w.SetMetadata(a + "attention.sliding_window",
+                U32(static_cast<uint64_t>(shape.sliding_window ? shape.sliding_window : 512)));
+  w.SetMetadata(a + "attention.key_length", U32(static_cast<uint64_t>(head_dim)));
+  w.SetMetadata(a + "attention.value_length", U32(static_cast<uint64_t>(head_dim)));
+  w.SetMetadata(a + "attention.key_length_swa", U32(static_cast<uint64_t>(shape.head_dim_swa)));
+  w.SetMetadata(a + "attention.value_length_swa", U32(static_cast<uint64_t>(shape.head_dim_swa)));
+  w.SetMetadata(a + "rope.dimension_count", U32(static_cast<uint64_t>(head_dim)));
+  w.SetMetadata(a + "rope.dimension_count_swa", U32(static_cast<uint64_t>(shape.head_dim_swa)));
+  w.SetMetadata(a + "rope.freq_base_swa", F32(10000.0));
+  w.SetMetadata(a + "attention.shared_kv_layers", U32(0));
+  w.SetMetadata(a + "embedding_length_per_layer_input", U32(0));
+  w.SetMetadata(a + "final_logit_softcapping",
+                F32(shape.final_softcap ? shape.final_softcap : 30.0));
+}
+
 // The architecture's metadata for the shape, and the vocabulary's tokenizer keys.
-void SetShapeMetadata(const RandomModelShape& shape, int head_dim, const GgufFile& vocab,
+void SetShapeMetadata(const RandomModelShape& shape, int head_dim, const GgufFile* vocab,
                       GgufWriter& w) {
   const std::string& a = shape.architecture;
   w.SetMetadata("general.architecture", Str(a));
@@ -42,10 +84,12 @@ void SetShapeMetadata(const RandomModelShape& shape, int head_dim, const GgufFil
   w.SetMetadata(a + ".block_count", U32(static_cast<uint64_t>(shape.layers)));
   w.SetMetadata(a + ".feed_forward_length", U32(static_cast<uint64_t>(shape.hidden)));
   w.SetMetadata(a + ".attention.head_count", U32(static_cast<uint64_t>(shape.heads)));
-  w.SetMetadata(a + ".attention.head_count_kv", U32(static_cast<uint64_t>(shape.kv_heads)));
+  if (a != "gemma4")
+    w.SetMetadata(a + ".attention.head_count_kv", U32(static_cast<uint64_t>(shape.kv_heads)));
   w.SetMetadata(a + ".context_length", U32(static_cast<uint64_t>(shape.context)));
   w.SetMetadata(a + ".attention.layer_norm_rms_epsilon", F32(1e-6));
-  w.SetMetadata(a + ".rope.freq_base", F32(a == "gemma3" ? 1000000.0 : 10000.0));
+  w.SetMetadata(a + ".rope.freq_base", F32(a == "gemma3" || a == "gemma4" ? 1000000.0 : 10000.0));
+  if (a == "gemma4") SetGemma4Metadata(shape, head_dim, w);
   if (a == "gemma2" || a == "gemma3")
     w.SetMetadata(a + ".attention.sliding_window",
                   U32(static_cast<uint64_t>(shape.sliding_window ? shape.sliding_window
@@ -57,21 +101,31 @@ void SetShapeMetadata(const RandomModelShape& shape, int head_dim, const GgufFil
     w.SetMetadata(a + ".final_logit_softcapping",
                   F32(shape.final_softcap ? shape.final_softcap : 30.0));
   }
-  if (shape.head_dim) {
+  if (shape.head_dim && a != "gemma4") {
     w.SetMetadata(a + ".attention.key_length", U32(static_cast<uint64_t>(head_dim)));
     w.SetMetadata(a + ".attention.value_length", U32(static_cast<uint64_t>(head_dim)));
   }
-  for (const auto& [k, v] : vocab.metadata())
-    if (k.rfind("tokenizer.", 0) == 0) w.SetMetadata(k, v);
+  if (vocab)
+    for (const auto& [k, v] : vocab->metadata())
+      if (k.rfind("tokenizer.", 0) == 0) w.SetMetadata(k, v);
+  if (!shape.chat_template.empty())
+    w.SetMetadata("tokenizer.chat_template", Str(shape.chat_template));
+  for (const auto& [k, v] : shape.extra_metadata) w.SetMetadata(k, v);
 }
 
-// Tensors of normal random values, drawn in the order they are added.
+// Tensors of normal random values, drawn in the order they are added; or, for a layout, only
+// their shapes (zeros, never in memory).
 class RandomTensors {
  public:
-  RandomTensors(const RandomModelShape& shape, GgufWriter& w)
-      : w_(w), rng_(shape.seed), dist_(0.0f, shape.scale) {}
+  RandomTensors(const RandomModelShape& shape, GgufWriter& w, bool layout)
+      : w_(w), layout_(layout), rng_(shape.seed), dist_(0.0f, shape.scale) {}
 
   void Matrix(const std::string& name, int cols, int rows, GgmlType type) {
+    if (layout_) {
+      w_.AddTensorLayout(name, type == GgmlType::kF32 || cols % kQK != 0 ? GgmlType::kF32 : type,
+                         {static_cast<uint64_t>(cols), static_cast<uint64_t>(rows)});
+      return;
+    }
     std::vector<float> values(static_cast<size_t>(cols) * rows);
     for (auto& v : values) v = dist_(rng_);
     if (type == GgmlType::kF32 || cols % kQK != 0) {
@@ -96,6 +150,10 @@ class RandomTensors {
 
   // A norm's weights (about 1) or a bias (about 0).
   void Vector(const std::string& name, int n, bool ones) {
+    if (layout_) {
+      w_.AddTensorLayout(name, GgmlType::kF32, {static_cast<uint64_t>(n)});
+      return;
+    }
     std::vector<float> values(static_cast<size_t>(n));
     for (auto& v : values) v = ones ? 1.0f + dist_(rng_) : dist_(rng_);
     w_.AddTensor(name, GgmlType::kF32, {static_cast<uint64_t>(n)},
@@ -104,25 +162,32 @@ class RandomTensors {
 
  private:
   GgufWriter& w_;
+  bool layout_;
   std::mt19937_64 rng_;
   std::normal_distribution<float> dist_;
 };
 
-void AddLayer(const RandomModelShape& shape, int l, int head_dim, RandomTensors& t) {
+void AddLayer(const RandomModelShape& shape, int l, int full_head_dim, RandomTensors& t) {
   const std::string& a = shape.architecture;
-  const int q_dim = shape.heads * head_dim, kv_dim = shape.kv_heads * head_dim;
+  const bool gemma4_swa = a == "gemma4" && Gemma4Sliding(shape, l);
+  const int head_dim = gemma4_swa ? shape.head_dim_swa : full_head_dim;
+  const int kv_heads = gemma4_swa ? shape.kv_heads_swa : shape.kv_heads;
+  const int q_dim = shape.heads * head_dim, kv_dim = kv_heads * head_dim;
   const std::string b = "blk." + std::to_string(l) + ".";
   t.Vector(b + "attn_norm.weight", shape.dim, true);
   t.Vector(b + "ffn_norm.weight", shape.dim, true);
   t.Matrix(b + "attn_q.weight", shape.dim, q_dim, shape.weight_type);
   t.Matrix(b + "attn_k.weight", shape.dim, kv_dim, shape.weight_type);
-  t.Matrix(b + "attn_v.weight", shape.dim, kv_dim, shape.weight_type);
+  // Gemma 4's full layers take their values from the key projection (no attn_v).
+  if (a != "gemma4" || gemma4_swa)
+    t.Matrix(b + "attn_v.weight", shape.dim, kv_dim, shape.weight_type);
   t.Matrix(b + "attn_output.weight", q_dim, shape.dim, shape.weight_type);
-  if (a == "gemma2" || a == "gemma3") {
+  if (a == "gemma2" || a == "gemma3" || a == "gemma4") {
     t.Vector(b + "post_attention_norm.weight", shape.dim, true);
     t.Vector(b + "post_ffw_norm.weight", shape.dim, true);
   }
-  if (a == "gemma3") {
+  if (a == "gemma4") t.Vector(b + "layer_output_scale.weight", 1, true);
+  if (a == "gemma3" || a == "gemma4") {
     t.Vector(b + "attn_q_norm.weight", head_dim, true);
     t.Vector(b + "attn_k_norm.weight", head_dim, true);
   }
@@ -138,24 +203,73 @@ void AddLayer(const RandomModelShape& shape, int l, int head_dim, RandomTensors&
 
 }  // namespace
 
+namespace {
+
+// The model's metadata and tensors into `w`: random values, or (`layout`) shapes only.
+void AddModel(const RandomModelShape& shape, int n_vocab, const GgufFile* vocab, bool layout,
+              GgufWriter& w) {
+  const int head_dim = shape.head_dim ? shape.head_dim : shape.dim / shape.heads;
+  SetShapeMetadata(shape, head_dim, vocab, w);
+  RandomTensors t(shape, w, layout);
+  t.Matrix("token_embd.weight", shape.dim, n_vocab, shape.weight_type);
+  t.Vector("output_norm.weight", shape.dim, true);
+  // Gemma ties the output to the embedding.
+  if (shape.architecture.rfind("gemma", 0) != 0)
+    t.Matrix("output.weight", shape.dim, n_vocab, shape.weight_type);
+  if (shape.architecture == "gemma4") {
+    // Proportional RoPE on the full layers: the first rotary_share of the pairs turn at the usual
+    // frequencies, the others not at all (divisors so large their angles vanish).
+    const int pairs = head_dim / 2, rotated = static_cast<int>(pairs * shape.rotary_share);
+    std::vector<float> divisors(static_cast<size_t>(pairs), 1.0f);
+    for (int i = rotated; i < pairs; ++i) divisors[static_cast<size_t>(i)] = 1e30f;
+    w.AddTensor("rope_freqs.weight", GgmlType::kF32, {static_cast<uint64_t>(pairs)},
+                std::string(reinterpret_cast<const char*>(divisors.data()), divisors.size() * 4));
+  }
+  for (int l = 0; l < shape.layers; ++l) AddLayer(shape, l, head_dim, t);
+}
+
+}  // namespace
+
 Status WriteRandomModel(const RandomModelShape& shape, const std::string& vocab_source,
                         const std::string& path) {
   auto vocab = GgufFile::Open(vocab_source);
   if (!vocab.ok()) return vocab.status();
   const GgufValue* tokens = (*vocab)->Find("tokenizer.ggml.tokens");
   if (!tokens) return Status::NotFound(vocab_source + " has no vocabulary");
-  const int n_vocab = static_cast<int>(tokens->array.size());
-  const int head_dim = shape.head_dim ? shape.head_dim : shape.dim / shape.heads;
   GgufWriter w;
-  SetShapeMetadata(shape, head_dim, **vocab, w);
-  RandomTensors t(shape, w);
-  t.Matrix("token_embd.weight", shape.dim, n_vocab, shape.weight_type);
-  t.Vector("output_norm.weight", shape.dim, true);
-  // Gemma ties the output to the embedding.
-  if (shape.architecture.rfind("gemma", 0) != 0)
-    t.Matrix("output.weight", shape.dim, n_vocab, shape.weight_type);
-  for (int l = 0; l < shape.layers; ++l) AddLayer(shape, l, head_dim, t);
+  AddModel(shape, static_cast<int>(tokens->array.size()), vocab->get(), false, w);
   return w.Write(path);
+}
+
+Status WriteModelLayout(const ModelLayout& layout, const std::string& path) {
+  GgufWriter w;
+  AddModel(layout.shape, layout.vocab, nullptr, true, w);
+  return w.WriteLayout(path);
+}
+
+StatusOr<ModelLayout> KnownModelLayout(std::string_view name, GgmlType type) {
+  ModelLayout l;
+  RandomModelShape& s = l.shape;
+  s.weight_type = type;
+  if (name == "gemma4-31b") {
+    // Gemma 4 31B as its GGUF files describe it: 60 layers of 5376, 32 heads; sliding layers
+    // (five in six, window 1024) with 16 KV heads of 256, full layers with 4 KV heads of 512
+    // and values from the keys; FFN 21504; 262144 tokens, tied embeddings; 256k context.
+    s.architecture = "gemma4";
+    s.dim = 5376, s.layers = 60, s.heads = 32, s.hidden = 21504, s.context = 262144;
+    s.head_dim = 512, s.kv_heads = 4, s.head_dim_swa = 256, s.kv_heads_swa = 16;
+    s.sliding_window = 1024, s.final_softcap = 30.0f;
+    l.vocab = 262144;
+    return l;
+  }
+  if (name == "llama2-7b") {
+    s.architecture = "llama";
+    s.dim = 4096, s.layers = 32, s.heads = 32, s.kv_heads = 32, s.hidden = 11008, s.context = 4096;
+    l.vocab = 32000;
+    return l;
+  }
+  return Status::InvalidArgument("unknown layout '" + std::string(name.substr(0, 40)) +
+                                 "' (gemma4-31b, llama2-7b)");
 }
 
 Status WriteBpeVocabulary(const std::string& pre, const std::string& corpus, int merges,

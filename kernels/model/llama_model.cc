@@ -67,18 +67,21 @@ StatusOr<int> PositiveInt(const GgufFile& f, const std::string& key, int64_t max
   return static_cast<int>(*v);
 }
 
+// `w` null: no weights (gemma4's value norm).
 void RmsNorm(const float* x, const float* w, float* out, int n, float eps) {
   double sum = 0;  // ggml accumulates the squares in double
   for (int i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
   const float scale = 1.0f / std::sqrt(static_cast<float>(sum / n) + eps);
-  for (int i = 0; i < n; ++i) out[i] = x[i] * scale * w[i];
+  for (int i = 0; i < n; ++i) out[i] = w ? x[i] * scale * w[i] : x[i] * scale;
 }
 
 // Rotary embedding: the angles of one position, cos and sin per pair, computed once for the
-// query and key heads of a layer.
-void RopeAngles(float pos, float base, int rope_dims, float* cos_sin) {
+// query and key heads of a layer. `freq_divisors` (gemma4's rope_freqs, one per pair, or null)
+// divide each pair's angle: proportional RoPE leaves the pairs with huge divisors unrotated.
+void RopeAngles(float pos, float base, int rope_dims, const float* freq_divisors, float* cos_sin) {
   for (int i = 0; i < rope_dims; i += 2) {
-    const float theta = pos * std::pow(base, -static_cast<float>(i) / rope_dims);
+    float theta = pos * std::pow(base, -static_cast<float>(i) / rope_dims);
+    if (freq_divisors) theta /= freq_divisors[i / 2];
     cos_sin[i] = std::cos(theta);
     cos_sin[i + 1] = std::sin(theta);
   }
@@ -144,6 +147,117 @@ Status GetFiniteNonNegative(const GgufFile& f, const std::string& key, float* ou
   return Status::Ok();
 }
 
+// A per-layer integer: one value for every layer, or an array of one per layer (gemma4's head
+// counts and FFN sizes). Absent: `fallback` (0 = required). Values must be positive.
+struct PerLayer {
+  std::vector<int> values;
+  int first = 0;
+  bool uniform = true;
+};
+
+Status ReadPerLayer(const GgufFile& f, const std::string& key, int n, int64_t max, int fallback,
+                    PerLayer* out) {
+  out->values.assign(static_cast<size_t>(n), fallback);
+  const GgufValue* v = f.Find(key);
+  if (!v && fallback == 0) return Status::NotFound("metadata " + key + " is missing");
+  if (v && v->type == GgufType::kArray) {
+    if (v->array.size() != static_cast<size_t>(n))
+      return Status::Corruption("metadata " + key + " has " + std::to_string(v->array.size()) +
+                                " values for " + std::to_string(n) + " layers");
+    for (int l = 0; l < n; ++l) {
+      auto x = v->array[static_cast<size_t>(l)].AsInt();
+      if (!x || *x <= 0 || *x > max)
+        return Status::Corruption("metadata " + key + " is out of range at layer " +
+                                  std::to_string(l));
+      out->values[static_cast<size_t>(l)] = static_cast<int>(*x);
+    }
+  } else if (v) {
+    auto x = v->AsInt();
+    if (!x || *x <= 0 || *x > max)
+      return Status::Corruption("metadata " + key + " is out of range");
+    out->values.assign(static_cast<size_t>(n), static_cast<int>(*x));
+  }
+  out->first = out->values.empty() ? fallback : out->values[0];
+  for (int x : out->values) out->uniform = out->uniform && x == out->first;
+  return Status::Ok();
+}
+
+// gemma4's sliding layers: attention.sliding_window_pattern as one flag per layer, or a period n
+// (layer l slides unless l % n == n - 1; 0: every layer), as llama.cpp reads it.
+StatusOr<std::vector<bool>> Gemma4SlidingLayers(const GgufFile& f, const std::string& p, int n) {
+  const std::string key = p + "attention.sliding_window_pattern";
+  const GgufValue* v = f.Find(key);
+  if (!v) return Status::NotFound("metadata " + key + " is missing");
+  std::vector<bool> out(static_cast<size_t>(n));
+  if (v->type == GgufType::kArray) {
+    if (v->array.size() != static_cast<size_t>(n))
+      return Status::Corruption("metadata " + key + " does not have one value per layer");
+    for (int l = 0; l < n; ++l) {
+      auto x = v->array[static_cast<size_t>(l)].AsInt();
+      if (!x) return Status::Corruption("metadata " + key + " holds a non-integer");
+      out[static_cast<size_t>(l)] = *x != 0;
+    }
+    return out;
+  }
+  auto period = v->AsInt();
+  if (!period || *period < 0 || *period > 1024)
+    return Status::Corruption("metadata " + key + " is out of range");
+  for (int l = 0; l < n; ++l)
+    out[static_cast<size_t>(l)] = *period == 0 || l % *period < *period - 1;
+  return out;
+}
+
+// Gemma 4's head sizes (full layers: key_length; sliding ones: key_length_swa), RoPE dimensions
+// and bases per layer kind; no scaling of q.k (q and k are RMS-normed); values RMS-normed.
+Status ReadGemma4Settings(const GgufFile& f, LlamaConfig* c, std::vector<bool>* sliding,
+                          int* head_dim_swa, int* rope_dims_swa, float* rope_base_swa) {
+  const std::string p = "gemma4.";
+  auto got = Gemma4SlidingLayers(f, p, c->n_layers);
+  if (!got.ok()) return got.status();
+  *sliding = std::move(*got);
+  EVALD_RETURN_IF_ERROR(GetPositive(f, p + "attention.sliding_window", &c->sliding_window));
+  EVALD_RETURN_IF_ERROR(GetPositive(f, p + "attention.key_length_swa", head_dim_swa, 1 << 16));
+  if (auto v = f.GetInt(p + "attention.value_length_swa"); !v || *v != *head_dim_swa)
+    return Status::InvalidArgument(
+        "gemma4: attention.value_length_swa must be present and equal key_length_swa");
+  if (auto v = f.GetInt(p + "attention.value_length"); !v || *v != c->head_dim)
+    return Status::InvalidArgument(
+        "gemma4: attention.value_length must be present and equal key_length");
+  *rope_dims_swa = *head_dim_swa;
+  if (f.Find(p + "rope.dimension_count_swa"))
+    EVALD_RETURN_IF_ERROR(GetPositive(f, p + "rope.dimension_count_swa", rope_dims_swa, 1 << 16));
+  *rope_base_swa = c->rope_base;
+  if (auto base = f.GetFloat(p + "rope.freq_base_swa")) *rope_base_swa = static_cast<float>(*base);
+  c->post_norms = true;
+  c->qk_norm = true;
+  c->value_norm = true;
+  c->query_scale = 1.0f;
+  c->final_softcap = 0;
+  return GetFiniteNonNegative(f, p + "final_logit_softcapping", &c->final_softcap);
+}
+
+// What of Gemma 4 the core does not run, refused by name instead of computed wrongly.
+Status RefuseUnsupportedGemma4(const GgufFile& f) {
+  const std::string p = "gemma4.";
+  if (auto v = f.GetInt(p + "attention.shared_kv_layers"); v && *v != 0)
+    return Status::InvalidArgument(
+        "gemma4: KV sharing between layers (attention.shared_kv_layers, the E2B/E4B models) is "
+        "not supported");
+  if (auto v = f.GetInt(p + "embedding_length_per_layer_input"); v && *v != 0)
+    return Status::InvalidArgument(
+        "gemma4: per-layer embeddings (the E2B/E4B models) are not supported");
+  if (auto v = f.GetInt(p + "expert_count");
+      (v && *v != 0) || f.FindTensor("blk.0.ffn_gate_inp.weight"))
+    return Status::InvalidArgument(
+        "gemma4: mixture-of-experts layers (the 26B-A4B model) are not supported");
+  for (const GgufTensor& t : f.tensors())
+    if (t.name.rfind("v.", 0) == 0 || t.name.rfind("a.", 0) == 0 || t.name.rfind("mm.", 0) == 0)
+      return Status::InvalidArgument("gemma4: vision, audio and multimodal projector tensors (" +
+                                     t.name.substr(0, 64) +
+                                     ") are not supported; use the text model");
+  return Status::Ok();
+}
+
 // Gemma 2 and 3: norms after attention and FFN, sliding windows, soft-capping, QK norms, RoPE
 // scaling.
 Status ReadGemmaSettings(const GgufFile& f, const std::string& arch, LlamaConfig* config) {
@@ -178,16 +292,50 @@ Status ReadGemmaSettings(const GgufFile& f, const std::string& arch, LlamaConfig
   return Status::Ok();
 }
 
+// Each layer's shape, and the largest of each dimension.
+Status BuildLayerShapes(const GgufFile& f, const PerLayer& heads, const PerLayer& kv_heads,
+                        const PerLayer& hidden, LlamaConfig* config) {
+  LlamaConfig& c = *config;
+  std::vector<bool> sliding(static_cast<size_t>(c.n_layers), false);
+  int head_dim_swa = c.head_dim, rope_dims_swa = c.rope_dims;
+  float rope_base_swa = c.rope_base_local > 0 ? c.rope_base_local : c.rope_base;
+  if (c.architecture == "gemma4")
+    EVALD_RETURN_IF_ERROR(
+        ReadGemma4Settings(f, &c, &sliding, &head_dim_swa, &rope_dims_swa, &rope_base_swa));
+  c.layer.assign(static_cast<size_t>(c.n_layers), LayerShape{});
+  for (int l = 0; l < c.n_layers; ++l) {
+    LayerShape& s = c.layer[static_cast<size_t>(l)];
+    s.sliding = c.architecture == "gemma2"   ? l % 2 == 0
+                : c.architecture == "gemma3" ? l % 6 < 5
+                                             : sliding[static_cast<size_t>(l)];
+    s.n_heads = heads.values[static_cast<size_t>(l)];
+    s.n_kv_heads = kv_heads.values[static_cast<size_t>(l)];
+    s.hidden = hidden.values[static_cast<size_t>(l)];
+    s.head_dim = s.sliding ? head_dim_swa : c.head_dim;
+    s.rope_dims = s.sliding ? rope_dims_swa : c.rope_dims;
+    s.rope_base = s.sliding ? rope_base_swa : c.rope_base;
+    s.rope_scale = s.sliding ? 1.0f : c.rope_scale_global;
+    if (s.head_dim % 2 != 0 || s.rope_dims > s.head_dim || s.rope_dims % 2 != 0)
+      return Status::Corruption("layer " + std::to_string(l) +
+                                ": bad head size or RoPE dimensions");
+    c.max_q_dim = std::max(c.max_q_dim, s.q_dim());
+    c.max_kv_dim = std::max(c.max_kv_dim, s.kv_dim());
+    c.max_hidden = std::max(c.max_hidden, s.hidden);
+    c.max_rope_dims = std::max(c.max_rope_dims, s.rope_dims);
+  }
+  return Status::Ok();
+}
+
 // The configuration from the file's metadata: every size validated against its tensors' use.
 Status ReadConfig(const GgufFile& f, LlamaConfig* config) {
   LlamaConfig& c = *config;
   auto arch = f.GetString("general.architecture");
   if (!arch) return Status::Corruption("general.architecture is missing");
   if (*arch != "llama" && *arch != "qwen2" && *arch != "gemma" && *arch != "gemma2" &&
-      *arch != "gemma3")
+      *arch != "gemma3" && *arch != "gemma4")
     return Status::InvalidArgument(
         "architecture '" + *arch +
-        "' is not supported yet (llama, qwen2, gemma, gemma2 and gemma3 are)");
+        "' is not supported yet (llama, qwen2, gemma, gemma2, gemma3 and gemma4 are)");
   c.architecture = *arch;
   const bool gemma = arch->rfind("gemma", 0) == 0;
   if (*arch != "llama") c.rope_style = RopeStyle::kHalfSplit;
@@ -198,13 +346,23 @@ Status ReadConfig(const GgufFile& f, LlamaConfig* config) {
   };
   EVALD_RETURN_IF_ERROR(get("embedding_length", &c.dim, 1 << 16));
   EVALD_RETURN_IF_ERROR(get("block_count", &c.n_layers, 1024));
-  EVALD_RETURN_IF_ERROR(get("feed_forward_length", &c.hidden, 1 << 18));
-  EVALD_RETURN_IF_ERROR(get("attention.head_count", &c.n_heads, 1024));
-  c.n_kv_heads = c.n_heads;
-  if (f.Find(p + "attention.head_count_kv"))
-    EVALD_RETURN_IF_ERROR(get("attention.head_count_kv", &c.n_kv_heads, 1024));
+  // One value for every layer, or (gemma4) an array of one per layer.
+  PerLayer heads, kv_heads, hidden;
+  EVALD_RETURN_IF_ERROR(
+      ReadPerLayer(f, p + "feed_forward_length", c.n_layers, 1 << 18, 0, &hidden));
+  EVALD_RETURN_IF_ERROR(ReadPerLayer(f, p + "attention.head_count", c.n_layers, 1024, 0, &heads));
+  EVALD_RETURN_IF_ERROR(
+      ReadPerLayer(f, p + "attention.head_count_kv", c.n_layers, 1024, heads.first, &kv_heads));
+  if (*arch != "gemma4" && !(heads.uniform && kv_heads.uniform && hidden.uniform))
+    return Status::InvalidArgument(
+        "per-layer head counts or FFN sizes are supported for gemma4 only");
+  c.hidden = hidden.first;
+  c.n_heads = heads.first;
+  c.n_kv_heads = kv_heads.first;
   EVALD_RETURN_IF_ERROR(get("context_length", &c.context, 1 << 22));
-  if (c.n_heads % c.n_kv_heads != 0) return Status::Corruption("head counts do not divide");
+  for (int l = 0; l < c.n_layers; ++l)
+    if (heads.values[l] % kv_heads.values[l] != 0)
+      return Status::Corruption("head counts do not divide at layer " + std::to_string(l));
   c.head_dim = c.dim / c.n_heads;
   if (f.Find(p + "attention.key_length"))
     EVALD_RETURN_IF_ERROR(get("attention.key_length", &c.head_dim, 1 << 16));
@@ -235,7 +393,10 @@ Status ReadConfig(const GgufFile& f, LlamaConfig* config) {
   c.query_scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   if ((*arch == "gemma2" && c.n_layers == 46) || (*arch == "gemma3" && c.n_layers == 62))
     c.query_scale = 1.0f / std::sqrt(static_cast<float>(c.dim / c.n_heads));
-  return ReadGemmaSettings(f, c.architecture, &c);
+  EVALD_RETURN_IF_ERROR(ReadGemmaSettings(f, c.architecture, &c));
+  EVALD_RETURN_IF_ERROR(BuildLayerShapes(f, heads, kv_heads, hidden, &c));
+  if (c.architecture == "gemma4") EVALD_RETURN_IF_ERROR(RefuseUnsupportedGemma4(f));
+  return Status::Ok();
 }
 
 }  // namespace
@@ -245,7 +406,6 @@ Status LlamaModel::LoadWeights() {
   const GgufFile& f = *file_;
   const LlamaConfig& c = config_;
   const std::string* arch = &c.architecture;
-  const int kv_dim = c.n_kv_heads * c.head_dim, q_dim = c.n_heads * c.head_dim;
   EVALD_RETURN_IF_ERROR(LoadMatrix(f, "token_embd.weight", c.dim, c.vocab, &token_embd_));
   if (f.FindTensor("output.weight")) {
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, "output.weight", c.dim, c.vocab, &output_));
@@ -256,12 +416,17 @@ Status LlamaModel::LoadWeights() {
   layers_.resize(static_cast<size_t>(c.n_layers));
   for (int l = 0; l < c.n_layers; ++l) {
     LlamaLayer& L = layers_[static_cast<size_t>(l)];
+    const LayerShape& shape = c.layer[static_cast<size_t>(l)];
+    const int kv_dim = shape.kv_dim(), q_dim = shape.q_dim(), hidden = shape.hidden;
     const std::string b = "blk." + std::to_string(l) + ".";
     EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_norm.weight", c.dim, &L.attn_norm));
     EVALD_RETURN_IF_ERROR(LoadVector(f, b + "ffn_norm.weight", c.dim, &L.ffn_norm));
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_q.weight", c.dim, q_dim, &L.wq));
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_k.weight", c.dim, kv_dim, &L.wk));
-    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_v.weight", c.dim, kv_dim, &L.wv));
+    // Gemma 4 layers without a value projection take the keys' (before the key norm).
+    L.values_from_keys = *arch == "gemma4" && !f.FindTensor(b + "attn_v.weight");
+    if (!L.values_from_keys)
+      EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_v.weight", c.dim, kv_dim, &L.wv));
     EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "attn_output.weight", q_dim, c.dim, &L.wo));
     if (c.post_norms) {
       EVALD_RETURN_IF_ERROR(
@@ -269,19 +434,25 @@ Status LlamaModel::LoadWeights() {
       EVALD_RETURN_IF_ERROR(LoadVector(f, b + "post_ffw_norm.weight", c.dim, &L.post_ffw_norm));
     }
     if (c.qk_norm) {
-      EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_q_norm.weight", c.head_dim, &L.q_norm));
-      EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_k_norm.weight", c.head_dim, &L.k_norm));
+      EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_q_norm.weight", shape.head_dim, &L.q_norm));
+      EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_k_norm.weight", shape.head_dim, &L.k_norm));
     }
-    if (*arch == "gemma2") L.sliding = l % 2 == 0;
-    if (*arch == "gemma3") L.sliding = l % 6 < 5;
+    if (*arch == "gemma4") {
+      if (f.FindTensor(b + "layer_output_scale.weight"))
+        EVALD_RETURN_IF_ERROR(LoadVector(f, b + "layer_output_scale.weight", 1, &L.out_scale));
+      // Full layers: proportional RoPE, one shared table of frequency divisors.
+      if (!shape.sliding)
+        EVALD_RETURN_IF_ERROR(
+            LoadVector(f, "rope_freqs.weight", shape.rope_dims / 2, &L.rope_freqs));
+    }
     if (*arch == "qwen2") {
       EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_q.bias", q_dim, &L.bq));
       EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_k.bias", kv_dim, &L.bk));
       EVALD_RETURN_IF_ERROR(LoadVector(f, b + "attn_v.bias", kv_dim, &L.bv));
     }
-    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_gate.weight", c.dim, c.hidden, &L.w_gate));
-    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_up.weight", c.dim, c.hidden, &L.w_up));
-    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_down.weight", c.hidden, c.dim, &L.w_down));
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_gate.weight", c.dim, hidden, &L.w_gate));
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_up.weight", c.dim, hidden, &L.w_up));
+    EVALD_RETURN_IF_ERROR(LoadMatrix(f, b + "ffn_down.weight", hidden, c.dim, &L.w_down));
   }
   return Status::Ok();
 }
@@ -298,7 +469,8 @@ void LlamaModel::PackWeights() {
   };
   pack(&output_);
   for (auto& L : layers_)
-    for (WeightMatrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) pack(w);
+    for (WeightMatrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+      if (w->data) pack(w);  // (gemma4 layers may have no wv)
 }
 
 StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufFile> file) {
@@ -308,6 +480,12 @@ StatusOr<std::unique_ptr<LlamaModel>> LlamaModel::FromFile(std::unique_ptr<GgufF
   EVALD_RETURN_IF_ERROR(m->LoadWeights());
   m->PackWeights();
   return m;
+}
+
+StatusOr<LlamaConfig> ReadLlamaConfig(const GgufFile& file) {
+  LlamaConfig c;
+  EVALD_RETURN_IF_ERROR(ReadConfig(file, &c));
+  return c;
 }
 
 StatusOr<KvCacheType> ParseKvCacheType(std::string_view name) {
@@ -321,14 +499,17 @@ const char* KvCacheTypeName(KvCacheType type) {
 }
 
 Status CheckKvCacheType(const LlamaConfig& c, KvCacheType type) {
-  if (type == KvCacheType::kQ8_0 && c.head_dim % kQK != 0)
-    return Status::InvalidArgument("a q8_0 KV cache needs head sizes that are multiples of 32 (" +
-                                   c.architecture + " has " + std::to_string(c.head_dim) + ")");
+  for (const LayerShape& s : c.layer)
+    if (type == KvCacheType::kQ8_0 && s.head_dim % kQK != 0)
+      return Status::InvalidArgument("a q8_0 KV cache needs head sizes that are multiples of 32 (" +
+                                     c.architecture + " has " + std::to_string(s.head_dim) + ")");
   return Status::Ok();
 }
 
 int64_t KvCacheBytes(const LlamaConfig& c, KvCacheType type, int64_t positions, int batch) {
-  const int64_t values = 2LL * c.n_layers * batch * positions * c.n_kv_heads * c.head_dim;
+  int64_t per_position = 0;  // keys or values of every layer at one position
+  for (const LayerShape& s : c.layer) per_position += s.kv_dim();
+  const int64_t values = 2LL * batch * positions * per_position;
   return type == KvCacheType::kQ8_0 ? values / kQK * static_cast<int64_t>(sizeof(BlockQ8_0))
                                     : values * static_cast<int64_t>(sizeof(float));
 }
@@ -341,19 +522,22 @@ LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, 
       matvec_(isa, pool),
       kv_type_(CheckKvCacheType(model.config(), kv).ok() ? kv : KvCacheType::kF32) {
   const LlamaConfig& c = model.config();
-  const size_t kv_dim = static_cast<size_t>(c.n_kv_heads * c.head_dim),
-               b = static_cast<size_t>(std::max(batch_, kPrefillChunk));
+  const size_t b = static_cast<size_t>(std::max(batch_, kPrefillChunk));
   x_.resize(b * c.dim);
   xb_.resize(b * c.dim);
-  q_.resize(b * c.n_heads * c.head_dim);
-  k_.resize(b * kv_dim);
-  v_.resize(b * kv_dim);
-  attn_out_.resize(b * c.n_heads * c.head_dim);
-  h1_.resize(b * c.hidden);
-  h3_.resize(b * c.hidden);
+  q_.resize(b * c.max_q_dim);
+  k_.resize(b * c.max_kv_dim);
+  v_.resize(b * c.max_kv_dim);
+  attn_out_.resize(b * c.max_q_dim);
+  h1_.resize(b * c.max_hidden);
+  h3_.resize(b * c.max_hidden);
   logits_.resize(static_cast<size_t>(batch_) * c.vocab);
-  rope_angles_.resize(static_cast<size_t>(c.rope_dims));
-  const size_t cached = static_cast<size_t>(c.n_layers) * batch_ * max_positions * kv_dim;
+  rope_angles_.resize(static_cast<size_t>(c.max_rope_dims));
+  size_t cached = 0;
+  for (const LayerShape& s : c.layer) {
+    layer_cache_.push_back(cached);
+    cached += static_cast<size_t>(batch_) * max_positions * s.kv_dim();
+  }
   if (kv_type_ == KvCacheType::kQ8_0) {
     key_blocks_.resize(cached / kQK);
     value_blocks_.resize(cached / kQK);
@@ -383,16 +567,22 @@ StatusOr<const float*> LlamaSession::Prefill(const int* tokens, int count, int p
   return Run(tokens, count, pos, true);
 }
 
+size_t LlamaSession::CacheAt(int layer, int seq, int pos) const {
+  const size_t kv_dim =
+      static_cast<size_t>(model_.config().layer[static_cast<size_t>(layer)].kv_dim());
+  return layer_cache_[static_cast<size_t>(layer)] +
+         (static_cast<size_t>(seq) * max_positions_ + static_cast<size_t>(pos)) * kv_dim;
+}
+
 void LlamaSession::ShareFirstSequence(int positions) {
   const LlamaConfig& c = model_.config();
-  const size_t kv_dim = static_cast<size_t>(c.n_kv_heads * c.head_dim);
-  const size_t seq_stride = static_cast<size_t>(max_positions_) * kv_dim;
-  const size_t n = static_cast<size_t>(std::min(positions, max_positions_)) * kv_dim;
+  const int n_pos = std::min(positions, max_positions_);
   auto share = [&](auto& cache, size_t unit) {
     for (int l = 0; l < c.n_layers; ++l) {
-      const size_t layer = static_cast<size_t>(l) * batch_ * seq_stride / unit;
+      const size_t n = static_cast<size_t>(n_pos) * c.layer[static_cast<size_t>(l)].kv_dim();
       for (int s = 1; s < batch_; ++s)
-        std::copy_n(cache.begin() + layer, n / unit, cache.begin() + layer + s * seq_stride / unit);
+        std::copy_n(cache.begin() + CacheAt(l, 0, 0) / unit, n / unit,
+                    cache.begin() + CacheAt(l, s, 0) / unit);
     }
   };
   if (kv_type_ == KvCacheType::kQ8_0) {
@@ -424,41 +614,47 @@ Status LlamaSession::Embed(const int* tokens, int count) {
 void LlamaSession::ProjectQkv(const Step& step, int l) {
   const LlamaConfig& c = model_.config();
   const LlamaLayer& L = model_.layers()[static_cast<size_t>(l)];
-  const int kv_dim = c.n_kv_heads * c.head_dim, q_dim = c.n_heads * c.head_dim;
-  const size_t seq_stride = static_cast<size_t>(max_positions_) * kv_dim;
+  const LayerShape& shape = c.layer[static_cast<size_t>(l)];
+  const int kv_dim = shape.kv_dim(), q_dim = shape.q_dim(), hd = shape.head_dim;
   for (int s = 0; s < step.count; ++s)
     RmsNorm(&x_[s * c.dim], L.attn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
   matvec_.ApplyBatch(L.wq, xb_.data(), step.count, q_.data());
   matvec_.ApplyBatch(L.wk, xb_.data(), step.count, k_.data());
-  matvec_.ApplyBatch(L.wv, xb_.data(), step.count, v_.data());
-  const float rope_base = L.sliding && c.rope_base_local > 0 ? c.rope_base_local : c.rope_base;
+  if (L.values_from_keys) {
+    std::copy_n(k_.data(), static_cast<size_t>(step.count) * kv_dim, v_.data());
+  } else {
+    matvec_.ApplyBatch(L.wv, xb_.data(), step.count, v_.data());
+  }
   for (int s = 0; s < step.count; ++s) {
     const int p = step.PosOf(s);
-    const float rope_pos = static_cast<float>(p) * (L.sliding ? 1.0f : c.rope_scale_global);
     float* q = &q_[s * q_dim];
     float* k = &k_[s * kv_dim];
+    float* v = &v_[s * kv_dim];
     if (L.bq) {
       for (int i = 0; i < q_dim; ++i) q[i] += L.bq[i];
       for (int i = 0; i < kv_dim; ++i) k[i] += L.bk[i];
-      for (int i = 0; i < kv_dim; ++i) v_[s * kv_dim + i] += L.bv[i];
+      for (int i = 0; i < kv_dim; ++i) v[i] += L.bv[i];
     }
     if (c.qk_norm) {
-      for (int h = 0; h < c.n_heads; ++h)
-        RmsNorm(q + h * c.head_dim, L.q_norm, q + h * c.head_dim, c.head_dim, c.rms_eps);
-      for (int h = 0; h < c.n_kv_heads; ++h)
-        RmsNorm(k + h * c.head_dim, L.k_norm, k + h * c.head_dim, c.head_dim, c.rms_eps);
+      for (int h = 0; h < shape.n_heads; ++h)
+        RmsNorm(q + h * hd, L.q_norm, q + h * hd, hd, c.rms_eps);
+      for (int h = 0; h < shape.n_kv_heads; ++h)
+        RmsNorm(k + h * hd, L.k_norm, k + h * hd, hd, c.rms_eps);
     }
-    RopeAngles(rope_pos, rope_base, c.rope_dims, rope_angles_.data());
-    Rope(q, c.n_heads, c.head_dim, c.rope_dims, rope_angles_.data(), c.rope_style);
-    Rope(k, c.n_kv_heads, c.head_dim, c.rope_dims, rope_angles_.data(), c.rope_style);
-    const size_t at = (static_cast<size_t>(l) * batch_ + step.SeqOf(s)) * seq_stride +
-                      static_cast<size_t>(p) * kv_dim;
+    if (c.value_norm)
+      for (int h = 0; h < shape.n_kv_heads; ++h)
+        RmsNorm(v + h * hd, nullptr, v + h * hd, hd, c.rms_eps);
+    RopeAngles(static_cast<float>(p) * shape.rope_scale, shape.rope_base, shape.rope_dims,
+               L.rope_freqs, rope_angles_.data());
+    Rope(q, shape.n_heads, hd, shape.rope_dims, rope_angles_.data(), c.rope_style);
+    Rope(k, shape.n_kv_heads, hd, shape.rope_dims, rope_angles_.data(), c.rope_style);
+    const size_t at = CacheAt(l, step.SeqOf(s), p);
     if (kv_type_ == KvCacheType::kQ8_0) {
       QuantizeRowQ8_0(k, key_blocks_.data() + at / kQK, kv_dim);
-      QuantizeRowQ8_0(&v_[s * kv_dim], value_blocks_.data() + at / kQK, kv_dim);
+      QuantizeRowQ8_0(v, value_blocks_.data() + at / kQK, kv_dim);
     } else {
       std::copy_n(k, kv_dim, key_cache_.data() + at);
-      std::copy_n(&v_[s * kv_dim], kv_dim, value_cache_.data() + at);
+      std::copy_n(v, kv_dim, value_cache_.data() + at);
     }
   }
 }
@@ -469,23 +665,22 @@ void LlamaSession::ProjectQkv(const Step& step, int l) {
 void LlamaSession::Attention(const Step& step, int l) {
   const LlamaConfig& c = model_.config();
   const LlamaLayer& L = model_.layers()[static_cast<size_t>(l)];
-  const int kv_dim = c.n_kv_heads * c.head_dim, q_dim = c.n_heads * c.head_dim;
-  const int group = c.n_heads / c.n_kv_heads;
-  const size_t seq_stride = static_cast<size_t>(max_positions_) * kv_dim;
-  const AttentionHead head{c.head_dim, kv_dim, c.query_scale, c.attn_softcap};
+  const LayerShape& shape = c.layer[static_cast<size_t>(l)];
+  const int kv_dim = shape.kv_dim(), q_dim = shape.q_dim(), hd = shape.head_dim;
+  const int n_heads = shape.n_heads, group = shape.n_heads / shape.n_kv_heads;
+  const AttentionHead head{hd, kv_dim, c.query_scale, c.attn_softcap};
   auto attend = [&](int64_t begin, int64_t end) {
     // Scores scratch per thread (the pool's workers live as long as the generation).
     thread_local std::vector<float> scores;
     if (scores.size() < static_cast<size_t>(max_positions_))
       scores.resize(static_cast<size_t>(max_positions_));
     for (int64_t i = begin; i < end; ++i) {
-      const int s = static_cast<int>(i / c.n_heads), h = static_cast<int>(i % c.n_heads);
+      const int s = static_cast<int>(i / n_heads), h = static_cast<int>(i % n_heads);
       const int p = step.PosOf(s);
-      const int first = L.sliding ? std::max(0, p - c.sliding_window + 1) : 0;
-      const size_t cache = (static_cast<size_t>(l) * batch_ + step.SeqOf(s)) * seq_stride +
-                           static_cast<size_t>(h / group) * c.head_dim;
-      const float* q = &q_[s * q_dim + h * c.head_dim];
-      float* out = &attn_out_[s * q_dim + h * c.head_dim];
+      const int first = shape.sliding ? std::max(0, p - c.sliding_window + 1) : 0;
+      const size_t cache = CacheAt(l, step.SeqOf(s), 0) + static_cast<size_t>(h / group) * hd;
+      const float* q = &q_[s * q_dim + h * hd];
+      float* out = &attn_out_[s * q_dim + h * hd];
       if (kv_type_ == KvCacheType::kQ8_0) {
         AttendQ8_0(head, q, key_blocks_.data() + cache / kQK, value_blocks_.data() + cache / kQK,
                    kv_dim / kQK, first, p, scores.data(), out, matvec_.isa());
@@ -495,7 +690,7 @@ void LlamaSession::Attention(const Step& step, int l) {
       }
     }
   };
-  const int64_t pairs = static_cast<int64_t>(step.count) * c.n_heads;
+  const int64_t pairs = static_cast<int64_t>(step.count) * n_heads;
   if (ThreadPool* pool = matvec_.pool()) {
     pool->ParallelFor(pairs, attend);
   } else {
@@ -519,15 +714,18 @@ void LlamaSession::FeedForward(int count, int l) {
   const LlamaLayer& L = model_.layers()[static_cast<size_t>(l)];
   for (int s = 0; s < count; ++s)
     RmsNorm(&x_[s * c.dim], L.ffn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
+  const int hidden = c.layer[static_cast<size_t>(l)].hidden;
   matvec_.ApplyBatch(L.w_gate, xb_.data(), count, h1_.data());
   matvec_.ApplyBatch(L.w_up, xb_.data(), count, h3_.data());
   if (c.activation == FfnActivation::kGelu) {
-    for (int i = 0; i < count * c.hidden; ++i) h1_[i] = Gelu(h1_[i]) * h3_[i];
+    for (int i = 0; i < count * hidden; ++i) h1_[i] = Gelu(h1_[i]) * h3_[i];
   } else {
-    GatedSilu(h1_.data(), h3_.data(), static_cast<int64_t>(count) * c.hidden, matvec_.isa());
+    GatedSilu(h1_.data(), h3_.data(), static_cast<int64_t>(count) * hidden, matvec_.isa());
   }
   matvec_.ApplyBatch(L.w_down, h1_.data(), count, xb_.data());
   AddResidual(count, L.post_ffw_norm);
+  if (L.out_scale)
+    for (int i = 0; i < count * c.dim; ++i) x_[i] *= L.out_scale[0];
 }
 
 StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, bool prefill) {

@@ -2,7 +2,10 @@
 // DeepSeek-Coder layouts), `qwen2` (QKV biases, half-split RoPE), `gemma` (scaled embeddings,
 // GELU, head size from key_length), `gemma2` (+ attention and final-logit soft-capping,
 // sliding-window attention on every other layer, norms after attention and FFN) and `gemma3`
-// (+ per-head RMSNorm of q and k, five sliding layers to one global, a local RoPE base).
+// (+ per-head RMSNorm of q and k, five sliding layers to one global, a local RoPE base) and
+// `gemma4`'s dense text models (head sizes and KV head counts per layer kind, values from the
+// keys' projection where a layer has none, weightless RMSNorm of the values, no q.k scaling,
+// proportional RoPE through rope_freqs on the full layers, a per-layer output scale).
 // Configuration and weights are validated at load; the decoder keeps a KV cache and computes
 // next-token logits one position at a time. The model code calls kernels only through MatVec and
 // the small ops below, so other kernel paths can replace them.
@@ -24,6 +27,17 @@ namespace evald::kernels {
 enum class RopeStyle { kAdjacentPairs, kHalfSplit };  // ggml's "normal" and "neox"
 enum class FfnActivation { kSilu, kGelu };
 
+// What may differ from layer to layer (gemma4: sliding and full layers have different head
+// sizes, KV head counts, RoPE dimensions and bases; other architectures repeat one shape).
+struct LayerShape {
+  int n_heads = 0, n_kv_heads = 0, head_dim = 0, rope_dims = 0, hidden = 0;
+  bool sliding = false;  // attends to the last config.sliding_window positions only
+  float rope_base = 10000.0f;
+  float rope_scale = 1;  // linear RoPE scaling: positions times this
+  int q_dim() const { return n_heads * head_dim; }
+  int kv_dim() const { return n_kv_heads * head_dim; }
+};
+
 struct LlamaConfig {
   std::string architecture;
   RopeStyle rope_style = RopeStyle::kAdjacentPairs;
@@ -32,14 +46,18 @@ struct LlamaConfig {
   int dim = 0, n_layers = 0, n_heads = 0, n_kv_heads = 0, hidden = 0, vocab = 0, context = 0;
   int head_dim = 0, rope_dims = 0;
   float rms_eps = 1e-5f, rope_base = 10000.0f;
-  float query_scale = 0;        // multiplies q.k (1/sqrt(head_dim), or Gemma 27B's rule)
-  float attn_softcap = 0;       // gemma2: scores -> cap * tanh(scores / cap); 0 = off
-  float final_softcap = 0;      // gemma2: the same on the logits
-  int sliding_window = 0;       // sliding layers attend to the last `sliding_window` positions
-  bool post_norms = false;      // gemma2/3: RMSNorm of the attention and FFN outputs
-  bool qk_norm = false;         // gemma3: per-head RMSNorm of q and k before RoPE
-  float rope_base_local = 0;    // gemma3: RoPE base of the sliding layers (0 = rope_base)
-  float rope_scale_global = 1;  // linear RoPE scaling (position x this) of the global layers
+  float query_scale = 0;          // multiplies q.k (1/sqrt(head_dim), or Gemma 27B's rule)
+  float attn_softcap = 0;         // gemma2: scores -> cap * tanh(scores / cap); 0 = off
+  float final_softcap = 0;        // gemma2: the same on the logits
+  int sliding_window = 0;         // sliding layers attend to the last `sliding_window` positions
+  bool post_norms = false;        // gemma2/3: RMSNorm of the attention and FFN outputs
+  bool qk_norm = false;           // gemma3: per-head RMSNorm of q and k before RoPE
+  float rope_base_local = 0;      // gemma3: RoPE base of the sliding layers (0 = rope_base)
+  float rope_scale_global = 1;    // linear RoPE scaling (position x this) of the global layers
+  bool value_norm = false;        // gemma4: weightless RMSNorm of each value head
+  std::vector<LayerShape> layer;  // one per layer
+  // The largest of each over the layers (scratch sizes).
+  int max_q_dim = 0, max_kv_dim = 0, max_hidden = 0, max_rope_dims = 0;
 };
 
 struct LlamaLayer {
@@ -50,9 +68,11 @@ struct LlamaLayer {
   const float* bv = nullptr;
   const float* post_attn_norm = nullptr;  // gemma2/3
   const float* post_ffw_norm = nullptr;
-  const float* q_norm = nullptr;  // gemma3, head_dim long
+  const float* q_norm = nullptr;  // gemma3/4, head_dim long
   const float* k_norm = nullptr;
-  bool sliding = false;  // attends to the last config.sliding_window positions only
+  const float* rope_freqs = nullptr;  // gemma4 full layers: each pair's frequency divided by this
+  const float* out_scale = nullptr;   // gemma4: the layer's output multiplied by out_scale[0]
+  bool values_from_keys = false;      // gemma4: no attn_v; values are the keys' projection
   WeightMatrix wq, wk, wv, wo, w_gate, w_up, w_down;
 };
 
@@ -81,6 +101,9 @@ class LlamaModel {
   const float* output_norm_ = nullptr;
   std::vector<std::unique_ptr<PackedMatrix>> packed_;
 };
+
+// The configuration `file` describes, validated as Load validates it, without its weights.
+StatusOr<LlamaConfig> ReadLlamaConfig(const GgufFile& file);
 
 // How the KV cache holds keys and values: F32 (exact), or Q8_0 blocks of 32 with a half scale
 // (llama.cpp's `q8_0` cache type: 34 bytes per 32 values instead of 128, keys and values alike).
@@ -145,6 +168,9 @@ class LlamaSession {
   KvCacheType kv_type_;
   std::vector<float> key_cache_, value_cache_;        // F32: [layer][sequence][pos][kv_dim]
   std::vector<BlockQ8_0> key_blocks_, value_blocks_;  // Q8_0: [layer][sequence][pos][kv_dim/32]
+  // Where each layer's cache starts, in values (its kv_dim may differ from the others').
+  std::vector<size_t> layer_cache_;
+  size_t CacheAt(int layer, int seq, int pos) const;
 };
 
 }  // namespace evald::kernels

@@ -93,6 +93,7 @@ StatusOr<BpeTokenizer> BpeTokenizer::FromGguf(const GgufFile& f) {
       return Status::Corruption("malformed merge '" + m.s + "' at rank " + std::to_string(rank));
     t.ranks_.emplace(std::make_pair(m.s.substr(0, space), m.s.substr(space + 1)), rank++);
   }
+  t.IndexSpecialTokens(t.tokens_, t.types_);
   return t;
 }
 
@@ -128,11 +129,8 @@ void BpeTokenizer::EncodePiece(std::string_view piece, std::vector<int>* out) co
   }
 }
 
-std::vector<int> BpeTokenizer::Encode(std::string_view text, bool add_bos) const {
-  std::vector<int> out;
-  if (add_bos && bos_ >= 0) out.push_back(bos_);
-  for (std::string_view piece : pre_->Split(text)) EncodePiece(piece, &out);
-  return out;
+void BpeTokenizer::EncodeText(std::string_view text, bool, std::vector<int>* out) const {
+  for (std::string_view piece : pre_->Split(text)) EncodePiece(piece, out);
 }
 
 std::string BpeTokenizer::Piece(int token) const {

@@ -21,12 +21,12 @@ class BpeTokenizer : public Tokenizer {
  public:
   static StatusOr<BpeTokenizer> FromGguf(const GgufFile& file);
 
-  std::vector<int> Encode(std::string_view text, bool add_bos) const override;
   std::string Piece(int token) const override;
 
   int vocab_size() const override { return static_cast<int>(tokens_.size()); }
 
  private:
+  void EncodeText(std::string_view text, bool after_special, std::vector<int>* out) const override;
   void EncodePiece(std::string_view piece, std::vector<int>* out) const;
 
   std::vector<std::string> tokens_;  // as stored: bytes written as GPT-2's stand-in characters

@@ -35,15 +35,15 @@ StatusOr<SpmTokenizer> SpmTokenizer::FromGguf(const GgufFile& f) {
     auto it = t.index_.find(name);
     t.byte_tokens_[b] = it == t.index_.end() ? t.unk_ : it->second;
   }
+  t.IndexSpecialTokens(t.tokens_, t.types_);
   return t;
 }
 
-std::vector<int> SpmTokenizer::Encode(std::string_view raw, bool add_bos) const {
-  std::vector<int> out;
-  if (add_bos) out.push_back(bos_);
-  if (raw.empty()) return out;
+void SpmTokenizer::EncodeText(std::string_view raw, bool after_special,
+                              std::vector<int>* out) const {
+  if (raw.empty()) return;
   std::string text;
-  if (add_space_prefix_) text += kSpace;
+  if (add_space_prefix_ && after_special) text += kSpace;
   for (char c : raw) {
     if (c == ' ') {
       text += kSpace;
@@ -63,12 +63,11 @@ std::vector<int> SpmTokenizer::Encode(std::string_view raw, bool add_bos) const 
   for (std::string_view piece : MergeByPriority(text, priority)) {
     auto it = index_.find(piece);
     if (it != index_.end()) {
-      out.push_back(it->second);
+      out->push_back(it->second);
     } else {
-      for (unsigned char c : piece) out.push_back(byte_tokens_[c]);
+      for (unsigned char c : piece) out->push_back(byte_tokens_[c]);
     }
   }
-  return out;
 }
 
 std::string SpmTokenizer::Piece(int token) const {

@@ -19,13 +19,14 @@ class SpmTokenizer : public Tokenizer {
  public:
   static StatusOr<SpmTokenizer> FromGguf(const GgufFile& file);
 
-  std::vector<int> Encode(std::string_view text, bool add_bos) const override;
   // The text of one token (byte tokens give their byte; control tokens give nothing).
   std::string Piece(int token) const override;
 
   int vocab_size() const override { return static_cast<int>(tokens_.size()); }
 
  private:
+  void EncodeText(std::string_view text, bool after_special, std::vector<int>* out) const override;
+
   std::vector<std::string> tokens_;
   std::vector<float> scores_;
   std::vector<TokenType> types_;

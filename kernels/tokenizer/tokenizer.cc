@@ -75,6 +75,65 @@ std::vector<std::string_view> MergeByPriority(
   return out;
 }
 
+std::vector<int> Tokenizer::Encode(std::string_view text, bool add_bos) const {
+  std::vector<int> out;
+  if (add_bos && bos_ >= 0) out.push_back(bos_);
+  EncodeText(text, true, &out);
+  return out;
+}
+
+std::vector<int> Tokenizer::EncodeWithSpecialTokens(std::string_view text, bool add_bos) const {
+  std::vector<int> out;
+  if (add_bos && bos_ >= 0) out.push_back(bos_);
+  size_t raw_start = 0;
+  bool after_special = true;
+  for (size_t pos = 0; pos < text.size();) {
+    int token = -1;
+    size_t length = 0;
+    for (size_t len : special_lengths_[static_cast<unsigned char>(text[pos])]) {
+      if (len > text.size() - pos) continue;
+      auto it = specials_.find(text.substr(pos, len));
+      if (it == specials_.end()) continue;
+      token = it->second;
+      length = len;
+      break;
+    }
+    if (token < 0) {
+      ++pos;
+      continue;
+    }
+    if (pos > raw_start) EncodeText(text.substr(raw_start, pos - raw_start), after_special, &out);
+    out.push_back(token);
+    after_special = true;
+    pos += length;
+    raw_start = pos;
+  }
+  if (raw_start < text.size()) EncodeText(text.substr(raw_start), after_special, &out);
+  return out;
+}
+
+int Tokenizer::SpecialToken(std::string_view text) const {
+  auto it = specials_.find(text);
+  return it == specials_.end() ? -1 : it->second;
+}
+
+void Tokenizer::IndexSpecialTokens(const std::vector<std::string>& tokens,
+                                   const std::vector<TokenType>& types) {
+  if (bos_ >= 0 && static_cast<size_t>(bos_) < tokens.size()) bos_text_ = tokens[bos_];
+  for (size_t i = 0; i < tokens.size() && i < types.size(); ++i) {
+    TokenType t = types[i];
+    if (tokens[i].empty() ||
+        (t != TokenType::kControl && t != TokenType::kUserDefined && t != TokenType::kUnknown))
+      continue;
+    if (!specials_.emplace(tokens[i], static_cast<int>(i)).second) continue;  // first id wins
+    auto& lengths = special_lengths_[static_cast<unsigned char>(tokens[i][0])];
+    if (std::find(lengths.begin(), lengths.end(), tokens[i].size()) == lengths.end()) {
+      lengths.push_back(tokens[i].size());
+      std::sort(lengths.rbegin(), lengths.rend());
+    }
+  }
+}
+
 std::string Tokenizer::Decode(const std::vector<int>& tokens) const {
   std::string out;
   for (int t : tokens) out += Piece(t);
@@ -135,6 +194,10 @@ StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const GgufFile& file) {
     if (!t.ok()) return t.status();
     return std::unique_ptr<Tokenizer>(new BpeTokenizer(std::move(*t)));
   }
+  if (*model == "gemma4")
+    return Status::InvalidArgument(
+        "tokenizer 'gemma4' (Gemma 4's BPE over SentencePiece-style pieces) is not supported "
+        "yet (llama/SentencePiece and gpt2/BPE are)");
   return Status::InvalidArgument("tokenizer '" + *model +
                                  "' is not supported (llama/SentencePiece and gpt2/BPE are)");
 }

@@ -29,19 +29,42 @@ enum class TokenType {
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
-  virtual std::vector<int> Encode(std::string_view text, bool add_bos) const = 0;
+  // Plain text: every byte is text, a token's string in it is not that token.
+  std::vector<int> Encode(std::string_view text, bool add_bos) const;
+  // Text in which the strings of control, user-defined and unknown tokens stand for those tokens
+  // (what a chat template renders): split there - at each position the longest such string -
+  // and the text between encoded as Encode does, as llama.cpp tokenizes with parse_special.
+  std::vector<int> EncodeWithSpecialTokens(std::string_view text, bool add_bos) const;
+  // The special token whose string is exactly `text` ("<end_of_turn>"), or -1.
+  int SpecialToken(std::string_view text) const;
   // The bytes of one token (control and unused tokens give nothing).
   virtual std::string Piece(int token) const = 0;
   std::string Decode(const std::vector<int>& tokens) const;
 
-  int bos() const { return bos_; }  // -1: none
+  int bos() const { return bos_; }                           // -1: none
+  const std::string& bos_text() const { return bos_text_; }  // its string ("<s>", "<bos>")
   int eos() const { return eos_; }
   bool add_bos() const { return add_bos_; }
   virtual int vocab_size() const = 0;
 
  protected:
+  // Raw text. `after_special`: it starts the input or follows a special token (where
+  // SentencePiece puts its space prefix).
+  virtual void EncodeText(std::string_view text, bool after_special,
+                          std::vector<int>* out) const = 0;
+  // Called once the vocabulary is read: which strings EncodeWithSpecialTokens recognises.
+  void IndexSpecialTokens(const std::vector<std::string>& tokens,
+                          const std::vector<TokenType>& types);
+
   int bos_ = -1, eos_ = -1;
   bool add_bos_ = false;
+
+ private:
+  std::string bos_text_;
+  std::map<std::string, int, std::less<>> specials_;
+  // Per first byte: the lengths of the special strings starting with it, longest first (so a
+  // position is tried against a few lengths, not the whole vocabulary).
+  std::vector<std::vector<size_t>> special_lengths_ = std::vector<std::vector<size_t>>(256);
 };
 
 // What both tokenizer kinds read from tokenizer.ggml.*: the token strings (validated), their

@@ -17,6 +17,7 @@
 #include "harness/failure_category.h"
 #include "harness/integrity_check.h"
 #include "harness/testbench_hardening.h"
+#include "kernels/chat/chat_format.h"
 #include "kernels/gguf/gguf_file.h"
 #include "kernels/model/llama_model.h"
 #include "sandbox/frame_io.h"
@@ -70,6 +71,30 @@ int ParseSpoolFiles(const uint8_t* data, size_t size) {
   }
   for (const auto& [task, state] : ParseSqueueTasks(text))
     if (task.find('_') == std::string::npos || state.state.empty()) __builtin_trap();
+  return 0;
+}
+
+int ParseChatTemplate(const uint8_t* data, size_t size) {
+  const std::string_view text = View(data, size);
+  std::string_view trimmed = kernels::TrimJinja(text);
+  if (kernels::TrimJinja(trimmed) != trimmed) __builtin_trap();  // idempotent
+  const std::vector<kernels::ChatMessage> conversation = {
+      {"system", std::string(text.substr(0, size / 3))},
+      {"user", std::string(text.substr(size / 3))},
+      {"assistant", std::string(text)},
+      {"user", std::string(trimmed)}};
+  for (const char* marker : {"", "<|turn>", "<start_of_turn>", "<|start_header_id|>",
+                             "<|im_start|>", "<\xef\xbd\x9cUser\xef\xbd\x9c>"}) {
+    auto format = kernels::RecognizeChatTemplate(std::string(marker) + std::string(text));
+    if (!format.ok()) {
+      if (*marker) __builtin_trap();  // a marker always names a family
+      continue;
+    }
+    if (format->name.empty() || format->end_of_turn.empty()) __builtin_trap();
+    // system, user, assistant, user: an order every family renders, whatever the bytes.
+    auto rendered = kernels::RenderChat(*format, conversation, "<bos>");
+    if (!rendered.ok() || rendered->size() < conversation[3].content.size()) __builtin_trap();
+  }
   return 0;
 }
 

@@ -37,6 +37,9 @@ int ParseServerStream(const uint8_t* data, size_t size);
 // What a submitter reads back from a spool and from Slurm: result and shard records, pending
 // markers, squeue's task lines.
 int ParseSpoolFiles(const uint8_t* data, size_t size);
+// A model file's chat template recognised (with each family's marker in front too) and, when
+// it is, a conversation made of the same bytes rendered; Jinja's trim over them.
+int ParseChatTemplate(const uint8_t* data, size_t size);
 // A sandbox response frame read from a pipe (what the host reads from the init).
 int ReadSandboxFrame(const uint8_t* data, size_t size);
 

@@ -2,7 +2,7 @@
 // token ids of strings, greedy continuations, and the next-token distribution at every position
 // of a token sequence (softmax of the logits: temperature 1, no top-k/top-p/min-p).
 // Prints one JSON object.
-//   node llama_cpp_reference.mjs MODEL.gguf '{"tokenize": ["..."], "greedy": {"prompt": "...", "tokens": 40},
+//   node llama_cpp_reference.mjs MODEL.gguf '{"tokenize": ["..."], "tokenize_special": ["..."], "greedy": {"prompt": "...", "tokens": 40},
 //                                              "probs": {"tokens": [1, 2, ...], "kv": "q8_0"},
 //                                              "timing": {"prompt": "...", "tokens": 32, "threads": 1}}'
 import {getLlama} from "node-llama-cpp";
@@ -13,6 +13,8 @@ const llama = await getLlama({gpu: false, build: "never", skipDownload: true, lo
 const model = await llama.loadModel({modelPath});
 const out = {tokenize: [], greedy: null, probs: null, timing: null};
 for (const text of request.tokenize ?? []) out.tokenize.push(Array.from(model.tokenize(text)));
+// With special tokens parsed (their strings in the text stand for them), as for chat prompts.
+out.tokenize_special = (request.tokenize_special ?? []).map((t) => Array.from(model.tokenize(t, true)));
 if (request.greedy) {
   const context = await model.createContext({contextSize: 512, threads: 1});
   const sequence = context.getSequence();

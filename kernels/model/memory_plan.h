@@ -1,0 +1,29 @@
+// What a checkpoint will hold in memory, from its metadata and tensor table alone (no weight is
+// read): so that a user knows before loading a 31B file whether it fits.
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+#include "kernels/gguf/gguf_file.h"
+#include "kernels/model/llama_model.h"
+
+namespace evald::kernels {
+
+struct MemoryPlan {
+  LlamaConfig config;
+  int64_t parameters = 0;  // elements of every tensor
+  int64_t weights = 0;     // the file's tensor data (memory-mapped, resident once read)
+  // evald's cache: every layer keeps all `positions` (sliding layers included).
+  int64_t kv_cache = 0;
+  // A cache keeping only the window on sliding layers (what llama.cpp's SWA cache holds).
+  int64_t kv_cache_windowed = 0;
+  int64_t scratch = 0;  // a session's activations, logits and attention scores
+  int64_t total() const { return weights + kv_cache + scratch; }
+};
+
+// For `batch` sequences of `positions` each, the cache kept as `kv`.
+StatusOr<MemoryPlan> PlanMemory(const GgufFile& file, int positions, int batch, KvCacheType kv,
+                                int threads = 1);
+
+}  // namespace evald::kernels
