@@ -1,5 +1,6 @@
 #include "kernels/gguf/random_model.h"
 
+#include <cstdio>
 #include <map>
 #include <random>
 
@@ -272,20 +273,14 @@ StatusOr<ModelLayout> KnownModelLayout(std::string_view name, GgmlType type) {
                                  "' (gemma4-31b, llama2-7b)");
 }
 
-Status WriteBpeVocabulary(const std::string& pre, const std::string& corpus, int merges,
-                          const std::string& path) {
-  auto splitter = PreTokenizer::ForName(pre);
-  if (!splitter.ok()) return splitter.status();
-  // Words as sequences of symbols (stand-in characters), with their counts.
-  std::map<std::vector<std::string>, int> words;
-  for (std::string_view piece : (*splitter)->Split(corpus)) {
-    std::vector<std::string> symbols;
-    for (unsigned char c : piece) symbols.push_back(ByteStandIn(c));
-    ++words[symbols];
-  }
-  std::vector<std::string> tokens;
-  for (int b = 0; b < 256; ++b) tokens.push_back(ByteStandIn(static_cast<uint8_t>(b)));
-  std::vector<std::string> merge_list;
+namespace {
+
+using Words = std::map<std::vector<std::string>, int>;  // a word's symbols -> its count
+
+// The most frequent adjacent pair merged, `merges` times: each merge appended to `merge_list`
+// ("left right") and its result to `tokens`.
+void LearnMerges(Words words, int merges, std::vector<std::string>* tokens,
+                 std::vector<std::string>* merge_list) {
   for (int m = 0; m < merges; ++m) {
     std::map<std::pair<std::string, std::string>, int> pairs;
     for (const auto& [w, count] : words)
@@ -295,9 +290,9 @@ Status WriteBpeVocabulary(const std::string& pre, const std::string& corpus, int
     for (auto it = pairs.begin(); it != pairs.end(); ++it)
       if (it->second > best->second) best = it;
     const auto [left, right] = best->first;
-    merge_list.push_back(left + " " + right);
-    tokens.push_back(left + right);
-    std::map<std::vector<std::string>, int> merged;
+    merge_list->push_back(left + " " + right);
+    tokens->push_back(left + right);
+    Words merged;
     for (const auto& [w, count] : words) {
       std::vector<std::string> out;
       for (size_t i = 0; i < w.size(); ++i) {
@@ -312,41 +307,122 @@ Status WriteBpeVocabulary(const std::string& pre, const std::string& corpus, int
     }
     words = std::move(merged);
   }
+}
+
+GgufValue Strings(const std::vector<std::string>& items) {
+  GgufValue v;
+  v.type = GgufType::kArray;
+  v.array_type = GgufType::kString;
+  for (const auto& item : items) v.array.push_back(Str(item));
+  return v;
+}
+
+GgufValue Int32s(const std::vector<int>& items) {
+  GgufValue v;
+  v.type = GgufType::kArray;
+  v.array_type = GgufType::kInt32;
+  for (int t : items) {
+    GgufValue e;
+    e.type = GgufType::kInt32;
+    e.i = t;
+    v.array.push_back(e);
+  }
+  return v;
+}
+
+GgufValue Bool(bool b) {
+  GgufValue v;
+  v.type = GgufType::kBool;
+  v.u = b ? 1 : 0;
+  return v;
+}
+
+// Gemma 4's kind: <pad> <eos> <bos> <unk> first, the 256 byte tokens, the corpus's characters
+// (spaces as U+2581) and runs of one and two newlines, then the merges over characters.
+Status WriteGemma4Vocabulary(const std::string& corpus, int merges, const std::string& path) {
+  std::string text;
+  for (char c : corpus) text += c == ' ' ? std::string("\xe2\x96\x81") : std::string(1, c);
+  Words words;
+  std::vector<std::string> tokens = {"<pad>", "<eos>", "<bos>", "<unk>"};
+  std::vector<int> types = {3, 3, 3, 2};
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    tokens.push_back(name);
+    types.push_back(6);
+  }
+  std::map<std::string, bool> characters;
+  for (size_t start = 0; start < text.size();) {
+    const bool newlines = text[start] == '\n';
+    size_t end = start;
+    while (end < text.size() && (text[end] == '\n') == newlines) ++end;
+    if (!newlines) {
+      std::vector<std::string> symbols;
+      for (size_t i = start; i < end;) {
+        size_t len = std::min(Utf8SequenceLength(static_cast<unsigned char>(text[i])), end - i);
+        symbols.push_back(text.substr(i, len));
+        characters[symbols.back()] = true;
+        i += len;
+      }
+      ++words[symbols];
+    }
+    start = end;
+  }
+  for (const auto& [c, unused] : characters) tokens.push_back(c);
+  tokens.push_back("\n");
+  tokens.push_back("\n\n");
+  std::vector<std::string> merge_list;
+  LearnMerges(std::move(words), merges, &tokens, &merge_list);
+  types.resize(tokens.size(), 1);
+  GgufWriter w;
+  w.SetMetadata("general.architecture", Str("gemma4"));
+  w.SetMetadata("tokenizer.ggml.model", Str("gemma4"));
+  w.SetMetadata("tokenizer.ggml.tokens", Strings(tokens));
+  w.SetMetadata("tokenizer.ggml.token_type", Int32s(types));
+  w.SetMetadata("tokenizer.ggml.merges", Strings(merge_list));
+  w.SetMetadata("tokenizer.ggml.bos_token_id", U32(2));
+  w.SetMetadata("tokenizer.ggml.eos_token_id", U32(1));
+  w.SetMetadata("tokenizer.ggml.unknown_token_id", U32(3));
+  w.SetMetadata("tokenizer.ggml.padding_token_id", U32(0));
+  w.SetMetadata("tokenizer.ggml.add_bos_token", Bool(true));
+  w.SetMetadata("tokenizer.ggml.add_space_prefix", Bool(false));
+  return w.Write(path);
+}
+
+}  // namespace
+
+Status WriteBpeVocabulary(const std::string& pre, const std::string& corpus, int merges,
+                          const std::string& path) {
+  if (pre == "gemma4") return WriteGemma4Vocabulary(corpus, merges, path);
+  auto splitter = PreTokenizer::ForName(pre);
+  if (!splitter.ok()) return splitter.status();
+  // Words as sequences of symbols (stand-in characters), with their counts.
+  Words words;
+  for (std::string_view piece : (*splitter)->Split(corpus)) {
+    std::vector<std::string> symbols;
+    for (unsigned char c : piece) symbols.push_back(ByteStandIn(c));
+    ++words[symbols];
+  }
+  std::vector<std::string> tokens;
+  for (int b = 0; b < 256; ++b) tokens.push_back(ByteStandIn(static_cast<uint8_t>(b)));
+  std::vector<std::string> merge_list;
+  LearnMerges(std::move(words), merges, &tokens, &merge_list);
   std::vector<int> types(tokens.size(), 1);
   const int eot = static_cast<int>(tokens.size());
   for (const char* special : {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}) {
     tokens.push_back(special);
     types.push_back(3);
   }
-  auto strings = [](const std::vector<std::string>& items) {
-    GgufValue v;
-    v.type = GgufType::kArray;
-    v.array_type = GgufType::kString;
-    for (const auto& item : items) v.array.push_back(Str(item));
-    return v;
-  };
-  GgufValue type_array;
-  type_array.type = GgufType::kArray;
-  type_array.array_type = GgufType::kInt32;
-  for (int t : types) {
-    GgufValue v;
-    v.type = GgufType::kInt32;
-    v.i = t;
-    type_array.array.push_back(v);
-  }
-  GgufValue no;
-  no.type = GgufType::kBool;
-  no.u = 0;
   GgufWriter w;
   w.SetMetadata("general.architecture", Str("qwen2"));
   w.SetMetadata("tokenizer.ggml.model", Str("gpt2"));
   w.SetMetadata("tokenizer.ggml.pre", Str(pre));
-  w.SetMetadata("tokenizer.ggml.tokens", strings(tokens));
-  w.SetMetadata("tokenizer.ggml.token_type", type_array);
-  w.SetMetadata("tokenizer.ggml.merges", strings(merge_list));
+  w.SetMetadata("tokenizer.ggml.tokens", Strings(tokens));
+  w.SetMetadata("tokenizer.ggml.token_type", Int32s(types));
+  w.SetMetadata("tokenizer.ggml.merges", Strings(merge_list));
   w.SetMetadata("tokenizer.ggml.bos_token_id", U32(static_cast<uint64_t>(eot)));
   w.SetMetadata("tokenizer.ggml.eos_token_id", U32(static_cast<uint64_t>(eot)));
-  w.SetMetadata("tokenizer.ggml.add_bos_token", no);
+  w.SetMetadata("tokenizer.ggml.add_bos_token", Bool(false));
   return w.Write(path);
 }
 

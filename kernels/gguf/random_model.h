@@ -53,6 +53,9 @@ Status WriteModelLayout(const ModelLayout& layout, const std::string& path);
 // pre-tokenizer; the most frequent adjacent pair merged first, `merges` times): 256 byte tokens,
 // the merged tokens, and the control tokens <|endoftext|> (BOS/EOS), <|im_start|>, <|im_end|>.
 // Written as a GGUF holding only tokenizer.* metadata, for WriteRandomModel's vocab_source.
+// `pre` "gemma4": Gemma 4's kind instead (tokenizer.ggml.model = gemma4): the corpus's own
+// characters with spaces as U+2581, the 256 <0xXX> byte tokens, newline runs, <pad> <eos> <bos>
+// <unk>, merges learned over characters within runs of non-newlines.
 Status WriteBpeVocabulary(const std::string& pre, const std::string& corpus, int merges,
                           const std::string& path);
 

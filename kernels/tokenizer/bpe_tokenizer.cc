@@ -81,20 +81,29 @@ StatusOr<BpeTokenizer> BpeTokenizer::FromGguf(const GgufFile& f) {
     t.pieces_[i] = std::move(bytes);
   }
 
+  auto ranks = ReadMergeRanks(f);
+  if (!ranks.ok()) return ranks.status();
+  t.ranks_ = std::move(*ranks);
+  t.IndexSpecialTokens(t.tokens_, t.types_);
+  return t;
+}
+
+StatusOr<MergeRanks> ReadMergeRanks(const GgufFile& f) {
   const GgufValue* merges = f.Find("tokenizer.ggml.merges");
   if (!merges || merges->type != GgufType::kArray || merges->array_type != GgufType::kString)
     return Status::Corruption("tokenizer.ggml.merges is missing or not a string array");
+  MergeRanks ranks;
   int rank = 0;
   for (const auto& m : merges->array) {
-    // "left right"; the space separating them is the first one after the first character
-    // (a side may itself be a stand-in for a space byte, never a literal space).
-    size_t space = m.s.find(' ', 1);
+    // The first character may be several bytes (a UTF-8 character): look past all of it.
+    const size_t first = m.s.empty() ? 1 : Utf8SequenceLength(static_cast<unsigned char>(m.s[0]));
+    size_t space = m.s.find(' ', std::min(first, m.s.size()));
     if (space == std::string::npos || space + 1 >= m.s.size())
-      return Status::Corruption("malformed merge '" + m.s + "' at rank " + std::to_string(rank));
-    t.ranks_.emplace(std::make_pair(m.s.substr(0, space), m.s.substr(space + 1)), rank++);
+      return Status::Corruption("malformed merge '" + m.s.substr(0, 64) + "' at rank " +
+                                std::to_string(rank));
+    ranks.emplace(std::make_pair(m.s.substr(0, space), m.s.substr(space + 1)), rank++);
   }
-  t.IndexSpecialTokens(t.tokens_, t.types_);
-  return t;
+  return ranks;
 }
 
 void BpeTokenizer::EncodePiece(std::string_view piece, std::vector<int>* out) const {

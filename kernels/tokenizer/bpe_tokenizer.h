@@ -17,6 +17,11 @@
 
 namespace evald::kernels {
 
+// tokenizer.ggml.merges as (left, right) -> rank: "left right", split at the first space after
+// the first character (a side may itself be a stand-in for a space byte, never a literal space).
+using MergeRanks = std::map<std::pair<std::string, std::string>, int, std::less<>>;
+StatusOr<MergeRanks> ReadMergeRanks(const GgufFile& file);
+
 class BpeTokenizer : public Tokenizer {
  public:
   static StatusOr<BpeTokenizer> FromGguf(const GgufFile& file);
@@ -33,7 +38,7 @@ class BpeTokenizer : public Tokenizer {
   std::vector<TokenType> types_;
   std::vector<std::string> pieces_;  // each token's bytes (empty for control tokens)
   std::unordered_map<std::string, int> index_;
-  std::map<std::pair<std::string, std::string>, int, std::less<>> ranks_;
+  MergeRanks ranks_;
   std::shared_ptr<PreTokenizer> pre_;
 };
 

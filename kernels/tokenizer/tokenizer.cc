@@ -4,6 +4,7 @@
 #include <queue>
 
 #include "kernels/tokenizer/bpe_tokenizer.h"
+#include "kernels/tokenizer/spm_bpe_tokenizer.h"
 #include "kernels/tokenizer/spm_tokenizer.h"
 
 namespace evald::kernels {
@@ -194,12 +195,14 @@ StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const GgufFile& file) {
     if (!t.ok()) return t.status();
     return std::unique_ptr<Tokenizer>(new BpeTokenizer(std::move(*t)));
   }
-  if (*model == "gemma4")
-    return Status::InvalidArgument(
-        "tokenizer 'gemma4' (Gemma 4's BPE over SentencePiece-style pieces) is not supported "
-        "yet (llama/SentencePiece and gpt2/BPE are)");
-  return Status::InvalidArgument("tokenizer '" + *model +
-                                 "' is not supported (llama/SentencePiece and gpt2/BPE are)");
+  if (*model == "gemma4") {
+    auto t = SpmBpeTokenizer::FromGguf(file);
+    if (!t.ok()) return t.status();
+    return std::unique_ptr<Tokenizer>(new SpmBpeTokenizer(std::move(*t)));
+  }
+  return Status::InvalidArgument(
+      "tokenizer '" + *model +
+      "' is not supported (llama/SentencePiece, gpt2/BPE and gemma4/SentencePiece-style BPE are)");
 }
 
 }  // namespace evald::kernels
