@@ -498,6 +498,55 @@ TEST(Prefill, ChunksAreBitIdenticalToOneTokenAtATime) {
   }
 }
 
+// Sliding layers keep a ring of their window and one prefill chunk: over a prompt several
+// rings long, chunked prefill, one token at a time and an n-sequence batch sharing the prompt
+// agree bit for bit (gemma2/3/4 with windows of 3 to 5 positions, rings of 18 to 20).
+TEST(SlidingWindowRing, PrefillForwardAndSharedBatchesAgreeOverManyRings) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  for (const char* arch : {"gemma2", "gemma3", "gemma4"}) {
+    RandomModelShape shape;
+    shape.architecture = arch;
+    shape.dim = 64;
+    shape.heads = 2;
+    shape.kv_heads = 1;
+    shape.hidden = 64;
+    shape.layers = 6;
+    shape.head_dim = 32;
+    shape.sliding_window = std::string(arch) == "gemma2" ? 3 : 5;
+    shape.head_dim_swa = 32;
+    shape.kv_heads_swa = 2;
+    const std::string path = "/tmp/evald-ring-" + RandomHex(4) + ".gguf";
+    ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
+    auto model = LlamaModel::Load(path);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    const int n = 70, vocab = (*model)->config().vocab;
+    std::vector<int> prompt;
+    for (int i = 0; i < n; ++i) prompt.push_back(1 + (i * 37) % (vocab - 1));
+    LlamaSession one(**model, n + 2, Isa::kScalar), chunked(**model, n + 2, Isa::kScalar);
+    LlamaSession batch(**model, n + 2, Isa::kScalar, 3);
+    int64_t full_cache = 0;  // what keeping every position on every layer would take
+    for (const LayerShape& l : (*model)->config().layer)
+      full_cache += 2 * 4LL * (n + 2) * l.kv_dim();
+    EXPECT_LT(one.kv_cache_bytes(), full_cache) << arch << ": the rings are smaller";
+    const float* a = nullptr;
+    for (int i = 0; i < n; ++i) a = *one.Forward(prompt[i], i);
+    const float* b = nullptr;
+    for (int i = 0; i < n; i += LlamaSession::kPrefillChunk) {
+      const int count = std::min(LlamaSession::kPrefillChunk, n - i);
+      b = *chunked.Prefill(prompt.data() + i, count, i);
+      ASSERT_TRUE(batch.Prefill(prompt.data() + i, count, i).ok());
+    }
+    ASSERT_EQ(std::memcmp(a, b, sizeof(float) * vocab), 0) << arch;
+    batch.ShareFirstSequence(n);
+    const int next[3] = {5, 5, 5};
+    a = *one.Forward(5, n);
+    const float* c = *batch.ForwardBatch(next, n);
+    for (int s = 0; s < 3; ++s)
+      ASSERT_EQ(std::memcmp(a, c + s * vocab, sizeof(float) * vocab), 0) << arch << " seq " << s;
+    std::remove(path.c_str());
+  }
+}
+
 TEST(Sampling, SeededSamplesAreReproducibleWhateverIsGeneratedWithThem) {
   if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
   auto model = LlamaModel::Load(Models() + "/stories260K-q8_0.gguf");
@@ -656,12 +705,16 @@ TEST(MemoryPlan, Gemma4_31BFromItsMetadataAlone) {
   EXPECT_NEAR(static_cast<double>(plan->parameters) / 1e9, 30.70, 0.005);
   // Q4_0: 18 bytes per 32 weights for every 2-D tensor; the norms and rope_freqs in F32.
   EXPECT_NEAR(static_cast<double>(plan->weights) / plan->parameters, 18.0 / 32, 0.001);
-  const int64_t per_position = 50 * 16 * 256 + 10 * 4 * 512;  // keys (or values) of all layers
-  EXPECT_EQ(plan->kv_cache, 2 * 4 * 8192LL * per_position);
-  EXPECT_EQ(plan->kv_cache_windowed, 2 * 4 * (50 * 16 * 256 * 1024LL + 10 * 4 * 512 * 8192LL));
+  // Keys (or values) of one sequence: full layers every position, sliding layers a ring of
+  // their 1024-position window and one prefill chunk (1039).
+  const int64_t per_sequence = 50 * 16 * 256 * 1039LL + 10 * 4 * 512 * 8192LL;
+  EXPECT_EQ(plan->kv_cache, 2 * 4 * per_sequence);
   auto q8 = PlanMemory(**file, 8192, 20, KvCacheType::kQ8_0);
   ASSERT_TRUE(q8.ok());
-  EXPECT_EQ(q8->kv_cache, 2 * 20 * 8192LL * per_position / 32 * 34);
+  EXPECT_EQ(q8->kv_cache, 2 * 20 * per_sequence / 32 * 34);
+  auto short_context = PlanMemory(**file, 512, 1, KvCacheType::kF32);
+  ASSERT_TRUE(short_context.ok());
+  EXPECT_EQ(short_context->kv_cache, 2 * 4 * 512LL * (50 * 16 * 256 + 10 * 4 * 512));
   int full = 0;
   for (const LayerShape& l : plan->config.layer) full += !l.sliding;
   EXPECT_EQ(full, 10);

@@ -519,8 +519,12 @@ TEST_F(LlamaCppMatch, Q8_0KvCacheDriftAndMemoryAgainstF32AndLlamaCpp) {
         b(**model, 2048, DetectIsa(), 20, nullptr, KvCacheType::kQ8_0);
     EXPECT_EQ(b.kv_cache_type(), KvCacheType::kQ8_0);
     EXPECT_EQ(a.kv_cache_bytes() * 34, b.kv_cache_bytes() * 128);
-    EXPECT_EQ(a.kv_cache_bytes(),
-              2LL * shape.layers * 20 * 2048 * shape.kv_heads * (*model)->config().head_dim * 4);
+    // Full layers hold every position; sliding ones (gemma3) a ring of the window + 15.
+    int64_t expected = 0;
+    for (const LayerShape& l : (*model)->config().layer)
+      expected += 2LL * 20 * l.kv_dim() * 4 *
+                  (l.sliding ? std::min(2048, (*model)->config().sliding_window + 15) : 2048);
+    EXPECT_EQ(a.kv_cache_bytes(), expected);
     std::remove(path.c_str());
   }
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -53,11 +54,14 @@ void Print(const std::string& source, const MemoryPlan& p, const PlanFlags& f) {
   std::cout << fmt::format("  {:<34} {}\n", "weights (memory-mapped file data)", Gb(p.weights));
   std::cout << fmt::format("  {:<34} {} for n={} x {} positions\n", "KV cache (" + f.kv_cache + ")",
                            Gb(p.kv_cache), f.n, f.context);
-  if (sliding)
+  if (sliding) {
+    const LayerShape& swa = *std::find_if(c.layer.begin(), c.layer.end(),
+                                          [](const LayerShape& s) { return s.sliding; });
     std::cout << fmt::format(
-        "  {:<34} {} (sliding layers keeping only their window, as "
-        "llama.cpp's SWA cache does; evald's keeps every position)\n",
-        "  windowed", Gb(p.kv_cache_windowed));
+        "  {:<34} the {} sliding layers keep {} positions each (a ring of "
+        "the window and one prefill chunk)\n",
+        "", sliding, CachedPositions(c, swa, f.context));
+  }
   std::cout << fmt::format("  {:<34} {:.1f} MB\n", "scratch (activations, logits)",
                            static_cast<double>(p.scratch) / 1e6);
   const int64_t available = MemAvailableBytes();

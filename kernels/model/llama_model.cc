@@ -506,10 +506,15 @@ Status CheckKvCacheType(const LlamaConfig& c, KvCacheType type) {
   return Status::Ok();
 }
 
+int64_t CachedPositions(const LlamaConfig& c, const LayerShape& layer, int64_t positions) {
+  if (!layer.sliding || c.sliding_window <= 0) return positions;
+  return std::min<int64_t>(positions, c.sliding_window + LlamaSession::kPrefillChunk - 1);
+}
+
 int64_t KvCacheBytes(const LlamaConfig& c, KvCacheType type, int64_t positions, int batch) {
-  int64_t per_position = 0;  // keys or values of every layer at one position
-  for (const LayerShape& s : c.layer) per_position += s.kv_dim();
-  const int64_t values = 2LL * batch * positions * per_position;
+  int64_t per_sequence = 0;  // keys (or values) of every layer
+  for (const LayerShape& s : c.layer) per_sequence += s.kv_dim() * CachedPositions(c, s, positions);
+  const int64_t values = 2LL * batch * per_sequence;
   return type == KvCacheType::kQ8_0 ? values / kQK * static_cast<int64_t>(sizeof(BlockQ8_0))
                                     : values * static_cast<int64_t>(sizeof(float));
 }
@@ -536,7 +541,8 @@ LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, 
   size_t cached = 0;
   for (const LayerShape& s : c.layer) {
     layer_cache_.push_back(cached);
-    cached += static_cast<size_t>(batch_) * max_positions * s.kv_dim();
+    layer_slots_.push_back(static_cast<int>(CachedPositions(c, s, max_positions)));
+    cached += static_cast<size_t>(batch_) * layer_slots_.back() * s.kv_dim();
   }
   if (kv_type_ == KvCacheType::kQ8_0) {
     key_blocks_.resize(cached / kQK);
@@ -568,10 +574,11 @@ StatusOr<const float*> LlamaSession::Prefill(const int* tokens, int count, int p
 }
 
 size_t LlamaSession::CacheAt(int layer, int seq, int pos) const {
-  const size_t kv_dim =
-      static_cast<size_t>(model_.config().layer[static_cast<size_t>(layer)].kv_dim());
-  return layer_cache_[static_cast<size_t>(layer)] +
-         (static_cast<size_t>(seq) * max_positions_ + static_cast<size_t>(pos)) * kv_dim;
+  const size_t l = static_cast<size_t>(layer);
+  const size_t kv_dim = static_cast<size_t>(model_.config().layer[l].kv_dim());
+  const size_t slots = static_cast<size_t>(layer_slots_[l]);
+  return layer_cache_[l] +
+         (static_cast<size_t>(seq) * slots + static_cast<size_t>(pos) % slots) * kv_dim;
 }
 
 void LlamaSession::ShareFirstSequence(int positions) {
@@ -579,7 +586,10 @@ void LlamaSession::ShareFirstSequence(int positions) {
   const int n_pos = std::min(positions, max_positions_);
   auto share = [&](auto& cache, size_t unit) {
     for (int l = 0; l < c.n_layers; ++l) {
-      const size_t n = static_cast<size_t>(n_pos) * c.layer[static_cast<size_t>(l)].kv_dim();
+      // A ring of a sliding layer holds at most its slots (rows 0.. of sequence 0).
+      const size_t rows =
+          static_cast<size_t>(std::min(n_pos, layer_slots_[static_cast<size_t>(l)]));
+      const size_t n = rows * c.layer[static_cast<size_t>(l)].kv_dim();
       for (int s = 1; s < batch_; ++s)
         std::copy_n(cache.begin() + CacheAt(l, 0, 0) / unit, n / unit,
                     cache.begin() + CacheAt(l, s, 0) / unit);
@@ -668,7 +678,9 @@ void LlamaSession::Attention(const Step& step, int l) {
   const LayerShape& shape = c.layer[static_cast<size_t>(l)];
   const int kv_dim = shape.kv_dim(), q_dim = shape.q_dim(), hd = shape.head_dim;
   const int n_heads = shape.n_heads, group = shape.n_heads / shape.n_kv_heads;
-  const AttentionHead head{hd, kv_dim, c.query_scale, c.attn_softcap};
+  AttentionHead head{hd, kv_dim, c.query_scale, c.attn_softcap};
+  if (layer_slots_[static_cast<size_t>(l)] < max_positions_)
+    head.ring = layer_slots_[static_cast<size_t>(l)];  // a sliding layer's ring
   auto attend = [&](int64_t begin, int64_t end) {
     // Scores scratch per thread (the pool's workers live as long as the generation).
     thread_local std::vector<float> scores;

@@ -114,6 +114,10 @@ StatusOr<KvCacheType> ParseKvCacheType(std::string_view name);
 const char* KvCacheTypeName(KvCacheType type);
 // Whether `model` can keep its cache as `type` (Q8_0 needs head sizes that are multiples of 32).
 Status CheckKvCacheType(const LlamaConfig& config, KvCacheType type);
+// Positions a layer's cache holds for sequences of `positions`: all of them, or on a sliding
+// layer its window and one prefill chunk more (a ring: a chunk's keys are written before its
+// first token attends, so the ring must not overwrite what that token still sees).
+int64_t CachedPositions(const LlamaConfig& config, const LayerShape& layer, int64_t positions);
 // Bytes of the KV cache of `batch` sequences of `positions` each.
 int64_t KvCacheBytes(const LlamaConfig& config, KvCacheType type, int64_t positions, int batch);
 
@@ -168,8 +172,10 @@ class LlamaSession {
   KvCacheType kv_type_;
   std::vector<float> key_cache_, value_cache_;        // F32: [layer][sequence][pos][kv_dim]
   std::vector<BlockQ8_0> key_blocks_, value_blocks_;  // Q8_0: [layer][sequence][pos][kv_dim/32]
-  // Where each layer's cache starts, in values (its kv_dim may differ from the others').
+  // Where each layer's cache starts, in values (its kv_dim may differ from the others'), and
+  // how many positions it holds (CachedPositions: sliding layers keep a ring of their window).
   std::vector<size_t> layer_cache_;
+  std::vector<int> layer_slots_;
   size_t CacheAt(int layer, int seq, int pos) const;
 };
 

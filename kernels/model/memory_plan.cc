@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "kernels/quant/blocks.h"
-
 namespace evald::kernels {
 
 StatusOr<MemoryPlan> PlanMemory(const GgufFile& file, int positions, int batch, KvCacheType kv,
@@ -21,16 +19,6 @@ StatusOr<MemoryPlan> PlanMemory(const GgufFile& file, int positions, int batch, 
     plan.weights += static_cast<int64_t>(t.bytes);
   }
   plan.kv_cache = KvCacheBytes(c, kv, positions, batch);
-  // The same cache with each sliding layer holding its window only.
-  int64_t full_positions_equivalent = 0;
-  for (const LayerShape& s : c.layer)
-    full_positions_equivalent +=
-        static_cast<int64_t>(s.kv_dim()) *
-        (s.sliding ? std::min<int64_t>(positions, c.sliding_window) : positions);
-  const int64_t values = 2LL * batch * full_positions_equivalent;
-  plan.kv_cache_windowed = kv == KvCacheType::kQ8_0
-                               ? values / kQK * static_cast<int64_t>(sizeof(BlockQ8_0))
-                               : values * static_cast<int64_t>(sizeof(float));
   // LlamaSession's buffers (vectors of max(batch, prefill chunk)), logits, scores per thread.
   const int64_t b = std::max(batch, LlamaSession::kPrefillChunk);
   plan.scratch =

@@ -14,10 +14,8 @@ struct MemoryPlan {
   LlamaConfig config;
   int64_t parameters = 0;  // elements of every tensor
   int64_t weights = 0;     // the file's tensor data (memory-mapped, resident once read)
-  // evald's cache: every layer keeps all `positions` (sliding layers included).
+  // The KV cache: every position on full layers, a ring of the window on sliding layers.
   int64_t kv_cache = 0;
-  // A cache keeping only the window on sliding layers (what llama.cpp's SWA cache holds).
-  int64_t kv_cache_windowed = 0;
   int64_t scratch = 0;  // a session's activations, logits and attention scores
   int64_t total() const { return weights + kv_cache + scratch; }
 };

@@ -39,7 +39,7 @@ void AttendScalar(const AttentionHead& h, const float* q, const float* keys, con
                   int first, int last, float* scores, float* out) {
   float max = -INFINITY;
   for (int t = first; t <= last; ++t) {
-    const float* k = keys + t * h.stride;
+    const float* k = keys + h.Row(t) * h.stride;
     float dot = 0;
     for (int i = 0; i < h.head_dim; ++i) dot += q[i] * k[i];
     scores[t] = Cap(dot * h.scale, h.softcap);
@@ -49,7 +49,7 @@ void AttendScalar(const AttentionHead& h, const float* q, const float* keys, con
   std::fill(out, out + h.head_dim, 0.0f);
   for (int t = first; t <= last; ++t) {
     const float a = static_cast<float>(scores[t] / sum);
-    const float* v = values + t * h.stride;
+    const float* v = values + h.Row(t) * h.stride;
     for (int i = 0; i < h.head_dim; ++i) out[i] += a * v[i];
   }
 }
@@ -65,7 +65,7 @@ __attribute__((target("avx512f"))) void AttendAvx512(const AttentionHead& h, con
   for (int l = 0; l < L; ++l) qv[l] = _mm512_loadu_ps(q + 16 * l);
   float max = -INFINITY;
   for (int t = first; t <= last; ++t) {
-    const float* k = keys + t * h.stride;
+    const float* k = keys + h.Row(t) * h.stride;
     __m512 acc = _mm512_mul_ps(qv[0], _mm512_loadu_ps(k));
 #pragma GCC unroll 16
     for (int l = 1; l < L; ++l) acc = _mm512_fmadd_ps(qv[l], _mm512_loadu_ps(k + 16 * l), acc);
@@ -86,7 +86,7 @@ __attribute__((target("avx512f"))) void AttendAvx512(const AttentionHead& h, con
   for (int l = 0; l < L; ++l) o[l] = _mm512_setzero_ps();
   for (t = first; t <= last; ++t) {
     const __m512 a = _mm512_set1_ps(static_cast<float>(scores[t] / sum));
-    const float* v = values + t * h.stride;
+    const float* v = values + h.Row(t) * h.stride;
 #pragma GCC unroll 16
     for (int l = 0; l < L; ++l) o[l] = _mm512_fmadd_ps(a, _mm512_loadu_ps(v + 16 * l), o[l]);
   }
@@ -116,7 +116,7 @@ void AttendQ8_0(const AttentionHead& h, const float* q, const BlockQ8_0* keys,
   QuantizeRowQ8_0(q, query.data(), h.head_dim);
   float max = -INFINITY;
   for (int t = first; t <= last; ++t) {
-    const float dot = DotQ8_0(keys + t * block_stride, query.data(), h.head_dim, isa);
+    const float dot = DotQ8_0(keys + h.Row(t) * block_stride, query.data(), h.head_dim, isa);
     scores[t] = Cap(dot * h.scale, h.softcap);
     max = std::max(max, scores[t]);
   }
@@ -124,7 +124,7 @@ void AttendQ8_0(const AttentionHead& h, const float* q, const BlockQ8_0* keys,
   std::fill(out, out + h.head_dim, 0.0f);
   for (int t = first; t <= last; ++t) {
     const float a = static_cast<float>(scores[t] / sum);
-    const BlockQ8_0* v = values + t * block_stride;
+    const BlockQ8_0* v = values + h.Row(t) * block_stride;
     for (int b = 0; b < blocks; ++b) {
       const float av = a * Fp16ToFp32(v[b].d);
       float* o = out + b * kQK;

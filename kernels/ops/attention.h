@@ -15,10 +15,14 @@ struct AttentionHead {
   int64_t stride = 0;    // floats from one position's key (or value) to the next
   float scale = 1.0f;    // applied to q . k
   float softcap = 0.0f;  // > 0: score = tanh(score / softcap) * softcap
+  // > 0: the cache is a ring of `ring` positions, position t at row t % ring (a sliding-window
+  // layer keeps only its window); 0: position t at row t.
+  int ring = 0;
+  int64_t Row(int t) const { return ring > 0 ? t % ring : t; }
 };
 
-// out[0..head_dim) for query q; keys/values point at position 0 of this KV head; scores is
-// scratch of at least last + 1 floats.
+// out[0..head_dim) for query q; keys/values point at row 0 of this KV head; scores is scratch
+// of at least last + 1 floats (indexed by position).
 void Attend(const AttentionHead& head, const float* q, const float* keys, const float* values,
             int first, int last, float* scores, float* out, Isa isa);
 
