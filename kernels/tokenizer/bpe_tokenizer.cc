@@ -106,6 +106,15 @@ StatusOr<MergeRanks> ReadMergeRanks(const GgufFile& f) {
   return ranks;
 }
 
+std::vector<std::string_view> MergeByRank(std::string_view text, const MergeRanks& ranks) {
+  auto priority = [&](std::string_view l, std::string_view r) -> std::optional<double> {
+    auto it = ranks.find(std::make_pair(std::string(l), std::string(r)));
+    if (it == ranks.end()) return std::nullopt;
+    return it->second;
+  };
+  return MergeByPriority(text, priority);
+}
+
 void BpeTokenizer::EncodePiece(std::string_view piece, std::vector<int>* out) const {
   std::string text;  // the piece's bytes as stand-in characters
   for (unsigned char c : piece) text += ByteStandIn(c);
@@ -116,12 +125,7 @@ void BpeTokenizer::EncodePiece(std::string_view piece, std::vector<int>* out) co
       return;
     }
   }
-  auto priority = [&](std::string_view l, std::string_view r) -> std::optional<double> {
-    auto it = ranks_.find(std::make_pair(std::string(l), std::string(r)));
-    if (it == ranks_.end()) return std::nullopt;
-    return it->second;
-  };
-  for (std::string_view symbol : MergeByPriority(text, priority)) {
+  for (std::string_view symbol : MergeByRank(text, ranks_)) {
     auto it = index_.find(std::string(symbol));
     if (it != index_.end()) {
       out->push_back(it->second);

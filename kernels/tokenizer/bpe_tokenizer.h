@@ -21,6 +21,8 @@ namespace evald::kernels {
 // the first character (a side may itself be a stand-in for a space byte, never a literal space).
 using MergeRanks = std::map<std::pair<std::string, std::string>, int, std::less<>>;
 StatusOr<MergeRanks> ReadMergeRanks(const GgufFile& file);
+// `text`'s characters merged pairwise by rank (lowest first, leftmost on ties): the symbols left.
+std::vector<std::string_view> MergeByRank(std::string_view text, const MergeRanks& ranks);
 
 class BpeTokenizer : public Tokenizer {
  public:

@@ -8,19 +8,6 @@ namespace {
 
 constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581
 
-std::string UnescapeSpaces(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size();) {
-    if (s.compare(i, kSpace.size(), kSpace) == 0) {
-      out += ' ';
-      i += kSpace.size();
-    } else {
-      out += s[i++];
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 StatusOr<SpmBpeTokenizer> SpmBpeTokenizer::FromGguf(const GgufFile& f) {
@@ -44,7 +31,7 @@ StatusOr<SpmBpeTokenizer> SpmBpeTokenizer::FromGguf(const GgufFile& f) {
         std::sscanf(s.c_str(), "<0x%2X>", &byte) == 1) {
       t.pieces_[i] = std::string(1, static_cast<char>(byte));
     } else {
-      t.pieces_[i] = UnescapeSpaces(s);
+      t.pieces_[i] = UnescapeSentencePieceSpaces(s);
     }
   }
   for (int b = 0; b < 256; ++b) {
@@ -88,12 +75,7 @@ void SpmBpeTokenizer::EncodeRun(std::string_view run, std::vector<int>* out) con
       return;
     }
   }
-  auto priority = [&](std::string_view l, std::string_view r) -> std::optional<double> {
-    auto it = ranks_.find(std::make_pair(std::string(l), std::string(r)));
-    if (it == ranks_.end()) return std::nullopt;
-    return it->second;
-  };
-  for (std::string_view symbol : MergeByPriority(run, priority)) {
+  for (std::string_view symbol : MergeByRank(run, ranks_)) {
     auto it = index_.find(std::string(symbol));
     if (it != index_.end()) {
       out->push_back(it->second);

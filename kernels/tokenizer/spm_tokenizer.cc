@@ -83,18 +83,8 @@ std::string SpmTokenizer::Piece(int token) const {
     case TokenType::kControl:
     case TokenType::kUnused:
       return "";
-    default: {
-      std::string out;
-      for (size_t i = 0; i < t.size();) {
-        if (t.compare(i, kSpace.size(), kSpace) == 0) {
-          out += ' ';
-          i += kSpace.size();
-        } else {
-          out += t[i++];
-        }
-      }
-      return out;
-    }
+    default:
+      return UnescapeSentencePieceSpaces(t);
   }
 }
 

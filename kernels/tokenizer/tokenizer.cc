@@ -76,6 +76,20 @@ std::vector<std::string_view> MergeByPriority(
   return out;
 }
 
+std::string UnescapeSentencePieceSpaces(std::string_view t) {
+  constexpr std::string_view kSpace = "\xe2\x96\x81";
+  std::string out;
+  for (size_t i = 0; i < t.size();) {
+    if (t.compare(i, kSpace.size(), kSpace) == 0) {
+      out += ' ';
+      i += kSpace.size();
+    } else {
+      out += t[i++];
+    }
+  }
+  return out;
+}
+
 std::vector<int> Tokenizer::Encode(std::string_view text, bool add_bos) const {
   std::vector<int> out;
   if (add_bos && bos_ >= 0) out.push_back(bos_);

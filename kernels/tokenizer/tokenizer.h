@@ -88,6 +88,9 @@ std::vector<std::string_view> MergeByPriority(
     std::string_view text,
     const std::function<std::optional<double>(std::string_view, std::string_view)>& priority);
 
+// A SentencePiece token's text: its visible spaces (U+2581) back to spaces.
+std::string UnescapeSentencePieceSpaces(std::string_view token);
+
 // Length of the UTF-8 sequence a lead byte starts (1 for an invalid one: a character of its own).
 size_t Utf8SequenceLength(unsigned char lead);
 
