@@ -42,10 +42,11 @@ Status SamplingStage::BuildPrompt(const std::string& problem) {
 std::string SamplingStage::RecordKey(const v1::StoredSample& s) {
   const Prompt& p = prompts_.at(s.problem());
   const v1::SamplingParams& sp = spec_.sampling();
-  // A chat rendering is a different prompt: stored generations of one never answer another
-  // (plain completions keep the key they always had).
+  // A chat the core renders is a different prompt from the same turns as completion text:
+  // stored generations of one never answer the other. (Plain completions and a server's own
+  // chat template keep the keys they always had.)
   std::string source = checkpoint_.id() + "|" + backend_.Kind();
-  if (const std::string format = backend_.PromptFormat(); format != "completions")
+  if (const std::string format = backend_.PromptFormat(); format.rfind("chat: ", 0) == 0)
     source += "|" + format;
   return GenerationKey(source, p.SystemTurn(), p.user, sp, sp.seed() + s.index(), s.index());
 }
