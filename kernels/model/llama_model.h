@@ -6,9 +6,9 @@
 // `gemma4`'s dense text models (head sizes and KV head counts per layer kind, values from the
 // keys' projection where a layer has none, weightless RMSNorm of the values, no q.k scaling,
 // proportional RoPE through rope_freqs on the full layers, a per-layer output scale).
-// Configuration and weights are validated at load; the decoder keeps a KV cache and computes
-// next-token logits one position at a time. The model code calls kernels only through MatVec and
-// the small ops below, so other kernel paths can replace them.
+// The configuration (llama_config) and weights are validated at load; the decoder keeps a KV cache
+// and computes next-token logits one position at a time. The model code calls kernels only through
+// MatVec and the small ops below, so other kernel paths can replace them.
 #pragma once
 
 #include <memory>
@@ -18,47 +18,12 @@
 
 #include "base/status.h"
 #include "kernels/gguf/gguf_file.h"
+#include "kernels/model/llama_config.h"
 #include "kernels/ops/matvec.h"
 #include "kernels/ops/packed_matrix.h"
 #include "kernels/ops/thread_pool.h"
 
 namespace evald::kernels {
-
-enum class RopeStyle { kAdjacentPairs, kHalfSplit };  // ggml's "normal" and "neox"
-enum class FfnActivation { kSilu, kGelu };
-
-// What may differ from layer to layer (gemma4: sliding and full layers have different head
-// sizes, KV head counts, RoPE dimensions and bases; other architectures repeat one shape).
-struct LayerShape {
-  int n_heads = 0, n_kv_heads = 0, head_dim = 0, rope_dims = 0, hidden = 0;
-  bool sliding = false;  // attends to the last config.sliding_window positions only
-  float rope_base = 10000.0f;
-  float rope_scale = 1;  // linear RoPE scaling: positions times this
-  int q_dim() const { return n_heads * head_dim; }
-  int kv_dim() const { return n_kv_heads * head_dim; }
-};
-
-struct LlamaConfig {
-  std::string architecture;
-  RopeStyle rope_style = RopeStyle::kAdjacentPairs;
-  FfnActivation activation = FfnActivation::kSilu;
-  float embedding_scale = 1.0f;  // gemma multiplies the embeddings by sqrt(dim)
-  int dim = 0, n_layers = 0, n_heads = 0, n_kv_heads = 0, hidden = 0, vocab = 0, context = 0;
-  int head_dim = 0, rope_dims = 0;
-  float rms_eps = 1e-5f, rope_base = 10000.0f;
-  float query_scale = 0;          // multiplies q.k (1/sqrt(head_dim), or Gemma 27B's rule)
-  float attn_softcap = 0;         // gemma2: scores -> cap * tanh(scores / cap); 0 = off
-  float final_softcap = 0;        // gemma2: the same on the logits
-  int sliding_window = 0;         // sliding layers attend to the last `sliding_window` positions
-  bool post_norms = false;        // gemma2/3: RMSNorm of the attention and FFN outputs
-  bool qk_norm = false;           // gemma3: per-head RMSNorm of q and k before RoPE
-  float rope_base_local = 0;      // gemma3: RoPE base of the sliding layers (0 = rope_base)
-  float rope_scale_global = 1;    // linear RoPE scaling (position x this) of the global layers
-  bool value_norm = false;        // gemma4: weightless RMSNorm of each value head
-  std::vector<LayerShape> layer;  // one per layer
-  // The largest of each over the layers (scratch sizes).
-  int max_q_dim = 0, max_kv_dim = 0, max_hidden = 0, max_rope_dims = 0;
-};
 
 struct LlamaLayer {
   const float* attn_norm = nullptr;
@@ -102,9 +67,6 @@ class LlamaModel {
   std::vector<std::unique_ptr<PackedMatrix>> packed_;
 };
 
-// The configuration `file` describes, validated as Load validates it, without its weights.
-StatusOr<LlamaConfig> ReadLlamaConfig(const GgufFile& file);
-
 // How the KV cache holds keys and values: F32 (exact), or Q8_0 blocks of 32 with a half scale
 // (llama.cpp's `q8_0` cache type: 34 bytes per 32 values instead of 128, keys and values alike).
 enum class KvCacheType { kF32, kQ8_0 };
@@ -144,6 +106,9 @@ class LlamaSession {
   int max_positions() const { return max_positions_; }
   KvCacheType kv_cache_type() const { return kv_type_; }
   int64_t kv_cache_bytes() const;
+  // Bytes of the other buffers a session of `batch` sequences of `positions` allocates
+  // (activations, logits; attention scores per thread), for memory planning.
+  static int64_t ScratchBytes(const LlamaConfig& config, int batch, int positions, int threads);
   int batch() const { return batch_; }
 
  private:

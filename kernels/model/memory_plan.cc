@@ -1,7 +1,5 @@
 #include "kernels/model/memory_plan.h"
 
-#include <algorithm>
-
 namespace evald::kernels {
 
 StatusOr<MemoryPlan> PlanMemory(const GgufFile& file, int positions, int batch, KvCacheType kv,
@@ -19,12 +17,7 @@ StatusOr<MemoryPlan> PlanMemory(const GgufFile& file, int positions, int batch, 
     plan.weights += static_cast<int64_t>(t.bytes);
   }
   plan.kv_cache = KvCacheBytes(c, kv, positions, batch);
-  // LlamaSession's buffers (vectors of max(batch, prefill chunk)), logits, scores per thread.
-  const int64_t b = std::max(batch, LlamaSession::kPrefillChunk);
-  plan.scratch =
-      4 * (b * (2LL * c.dim + 2LL * c.max_q_dim + 2LL * c.max_kv_dim + 2LL * c.max_hidden) +
-           static_cast<int64_t>(batch) * c.vocab + c.max_rope_dims +
-           static_cast<int64_t>(threads) * positions);
+  plan.scratch = LlamaSession::ScratchBytes(c, batch, positions, threads);
   return plan;
 }
 
