@@ -6,8 +6,9 @@ namespace evald::kernels {
 
 namespace {
 
-// Published defaults of each name (from the families' templates).
-std::vector<ChatFormat> Presets() {
+// Published defaults of each name (from the families' templates); the first of each family is
+// its plain form.
+std::vector<ChatFormat> BuildPresets() {
   auto make = [](ChatFamily family, const char* name, const char* end) {
     ChatFormat f;
     f.family = family;
@@ -38,11 +39,15 @@ std::vector<ChatFormat> Presets() {
   return out;
 }
 
+const std::vector<ChatFormat>& Presets() {
+  static const std::vector<ChatFormat> presets = BuildPresets();
+  return presets;
+}
+
 const ChatFormat& PresetOf(ChatFamily family) {
-  static const std::vector<ChatFormat> presets = Presets();
-  for (const auto& p : presets)
+  for (const auto& p : Presets())
     if (p.family == family) return p;
-  return presets.front();
+  return Presets().front();
 }
 
 bool SameVariant(const ChatFormat& a, const ChatFormat& b) {
@@ -304,10 +309,10 @@ StatusOr<ChatFormat> RecognizeChatTemplate(std::string_view text) {
   if (!found)
     return Status::NotFound("the chat template is not one evald renders (" + Describe(text) +
                             "); choose a format with --chat-format (" + ChatFormatNameList() + ")");
-  ChatFormat f = PresetOf(family);
-  f.default_system.clear();
-  f.knowledge_cutoff.clear();
-  f.today.clear();
+  ChatFormat f;  // the family's plain form, with what its template says read into it
+  f.family = family;
+  f.name = PresetOf(family).name;
+  f.end_of_turn = PresetOf(family).end_of_turn;
   switch (family) {
     case ChatFamily::kGemma4:
       f.generation_preamble = Contains(text, "<|channel>thought");

@@ -24,10 +24,6 @@ StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
   if (options.threads < 1 || options.threads > 256)
     return Status::InvalidArgument("threads must be 1..256");
   if (prompt_tokens.empty()) return Status::InvalidArgument("empty prompt");
-  for (int t : prompt_tokens)
-    if (t < 0 || t >= model.config().vocab)
-      return Status::InvalidArgument("prompt token " + std::to_string(t) +
-                                     " is not in the vocabulary");
   const int context = model.config().context;
   if (static_cast<int>(prompt_tokens.size()) >= context)
     return Status::InvalidArgument("prompt of " + std::to_string(prompt_tokens.size()) +

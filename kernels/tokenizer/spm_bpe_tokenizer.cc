@@ -1,14 +1,6 @@
 #include "kernels/tokenizer/spm_bpe_tokenizer.h"
 
-#include <cstdio>
-
 namespace evald::kernels {
-
-namespace {
-
-constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581
-
-}  // namespace
 
 StatusOr<SpmBpeTokenizer> SpmBpeTokenizer::FromGguf(const GgufFile& f) {
   // Gemma 4's conventions: <bos> 2, <eos> 1, and a BOS always added (llama.cpp forces it).
@@ -23,23 +15,15 @@ StatusOr<SpmBpeTokenizer> SpmBpeTokenizer::FromGguf(const GgufFile& f) {
   const size_t n = t.tokens_.size();
   t.pieces_.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    const std::string& s = t.tokens_[i];
-    t.index_.emplace(s, static_cast<int>(i));
-    unsigned byte = 0;
-    if (t.types_[i] == TokenType::kControl || t.types_[i] == TokenType::kUnused) continue;
-    if (t.types_[i] == TokenType::kByte && s.size() == 6 &&
-        std::sscanf(s.c_str(), "<0x%2X>", &byte) == 1) {
-      t.pieces_[i] = std::string(1, static_cast<char>(byte));
-    } else {
-      t.pieces_[i] = UnescapeSentencePieceSpaces(s);
-    }
+    t.index_.emplace(t.tokens_[i], static_cast<int>(i));
+    t.pieces_[i] = SentencePieceTokenBytes(t.tokens_[i], t.types_[i]);
   }
-  for (int b = 0; b < 256; ++b) {
-    char name[8];
-    std::snprintf(name, sizeof name, "<0x%02X>", b);
-    auto it = t.index_.find(name);
-    t.byte_tokens_[b] = it == t.index_.end() ? -1 : it->second;
-  }
+  t.byte_tokens_ = ByteTokenIds(
+      [&](const std::string& name) {
+        auto it = t.index_.find(name);
+        return it == t.index_.end() ? -1 : it->second;
+      },
+      -1);
   auto ranks = ReadMergeRanks(f);
   if (!ranks.ok()) return ranks.status();
   t.ranks_ = std::move(*ranks);
@@ -52,7 +36,7 @@ void SpmBpeTokenizer::EncodeText(std::string_view raw, bool, std::vector<int>* o
   text.reserve(raw.size());
   for (char c : raw) {
     if (c == ' ') {
-      text += kSpace;
+      text += kSentencePieceSpace;
     } else {
       text += c;
     }

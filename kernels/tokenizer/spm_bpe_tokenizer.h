@@ -6,6 +6,7 @@
 // BPE there is no byte-to-character mapping: the tokens are the text's own characters.
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -32,7 +33,7 @@ class SpmBpeTokenizer : public Tokenizer {
   std::vector<std::string> pieces_;  // each token's bytes (U+2581 as a space; <0xXX> as its byte)
   std::unordered_map<std::string, int> index_;
   MergeRanks ranks_;
-  int byte_tokens_[256];  // -1 where the vocabulary has no <0xXX>
+  std::array<int, 256> byte_tokens_;  // -1 where the vocabulary has no <0xXX>
 };
 
 }  // namespace evald::kernels

@@ -4,12 +4,6 @@
 
 namespace evald::kernels {
 
-namespace {
-
-constexpr std::string_view kSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's visible space
-
-}  // namespace
-
 StatusOr<SpmTokenizer> SpmTokenizer::FromGguf(const GgufFile& f) {
   auto model = f.GetString("tokenizer.ggml.model");
   if (!model) return Status::Corruption("tokenizer.ggml.model is missing");
@@ -29,12 +23,12 @@ StatusOr<SpmTokenizer> SpmTokenizer::FromGguf(const GgufFile& f) {
   t.add_bos_ = vocab->add_bos;
   if (auto v = f.GetInt("tokenizer.ggml.add_space_prefix")) t.add_space_prefix_ = *v != 0;
   for (size_t i = 0; i < n; ++i) t.index_.emplace(t.tokens_[i], static_cast<int>(i));
-  for (int b = 0; b < 256; ++b) {
-    char name[8];
-    std::snprintf(name, sizeof name, "<0x%02X>", b);
-    auto it = t.index_.find(name);
-    t.byte_tokens_[b] = it == t.index_.end() ? t.unk_ : it->second;
-  }
+  t.byte_tokens_ = ByteTokenIds(
+      [&](const std::string& name) {
+        auto it = t.index_.find(name);
+        return it == t.index_.end() ? -1 : it->second;
+      },
+      t.unk_);
   t.IndexSpecialTokens(t.tokens_, t.types_);
   return t;
 }
@@ -43,10 +37,10 @@ void SpmTokenizer::EncodeText(std::string_view raw, bool after_special,
                               std::vector<int>* out) const {
   if (raw.empty()) return;
   std::string text;
-  if (add_space_prefix_ && after_special) text += kSpace;
+  if (add_space_prefix_ && after_special) text += kSentencePieceSpace;
   for (char c : raw) {
     if (c == ' ') {
-      text += kSpace;
+      text += kSentencePieceSpace;
     } else {
       text += c;
     }
@@ -72,20 +66,8 @@ void SpmTokenizer::EncodeText(std::string_view raw, bool after_special,
 
 std::string SpmTokenizer::Piece(int token) const {
   if (token < 0 || token >= vocab_size()) return "";
-  const std::string& t = tokens_[static_cast<size_t>(token)];
-  switch (types_[static_cast<size_t>(token)]) {
-    case TokenType::kByte: {
-      unsigned v = 0;
-      if (t.size() == 6 && std::sscanf(t.c_str(), "<0x%02X>", &v) == 1)
-        return std::string(1, static_cast<char>(v));
-      return "";
-    }
-    case TokenType::kControl:
-    case TokenType::kUnused:
-      return "";
-    default:
-      return UnescapeSentencePieceSpaces(t);
-  }
+  return SentencePieceTokenBytes(tokens_[static_cast<size_t>(token)],
+                                 types_[static_cast<size_t>(token)]);
 }
 
 }  // namespace evald::kernels

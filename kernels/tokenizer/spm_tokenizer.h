@@ -4,6 +4,7 @@
 // the vocabulary lacks - the procedure llama.cpp applies to these models.
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
 #include <string_view>
@@ -31,7 +32,7 @@ class SpmTokenizer : public Tokenizer {
   std::vector<float> scores_;
   std::vector<TokenType> types_;
   std::map<std::string, int, std::less<>> index_;
-  int byte_tokens_[256];
+  std::array<int, 256> byte_tokens_;
   int unk_ = 0;
   bool add_space_prefix_ = true;
 };

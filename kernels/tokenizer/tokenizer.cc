@@ -1,6 +1,7 @@
 #include "kernels/tokenizer/tokenizer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <queue>
 
 #include "kernels/tokenizer/bpe_tokenizer.h"
@@ -77,17 +78,43 @@ std::vector<std::string_view> MergeByPriority(
 }
 
 std::string UnescapeSentencePieceSpaces(std::string_view t) {
-  constexpr std::string_view kSpace = "\xe2\x96\x81";
   std::string out;
   for (size_t i = 0; i < t.size();) {
-    if (t.compare(i, kSpace.size(), kSpace) == 0) {
+    if (t.compare(i, kSentencePieceSpace.size(), kSentencePieceSpace) == 0) {
       out += ' ';
-      i += kSpace.size();
+      i += kSentencePieceSpace.size();
     } else {
       out += t[i++];
     }
   }
   return out;
+}
+
+std::string SentencePieceTokenBytes(const std::string& token, TokenType type) {
+  switch (type) {
+    case TokenType::kByte: {
+      unsigned v = 0;
+      if (token.size() == 6 && std::sscanf(token.c_str(), "<0x%02X>", &v) == 1)
+        return std::string(1, static_cast<char>(v));
+      return "";
+    }
+    case TokenType::kControl:
+    case TokenType::kUnused:
+      return "";
+    default:
+      return UnescapeSentencePieceSpaces(token);
+  }
+}
+
+std::array<int, 256> ByteTokenIds(const std::function<int(const std::string&)>& find, int missing) {
+  std::array<int, 256> ids;
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    const int id = find(name);
+    ids[static_cast<size_t>(b)] = id >= 0 ? id : missing;
+  }
+  return ids;
 }
 
 std::vector<int> Tokenizer::Encode(std::string_view text, bool add_bos) const {

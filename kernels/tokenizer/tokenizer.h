@@ -4,6 +4,7 @@
 // BpeTokenizer).
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -88,7 +89,16 @@ std::vector<std::string_view> MergeByPriority(
     std::string_view text,
     const std::function<std::optional<double>(std::string_view, std::string_view)>& priority);
 
-// A SentencePiece token's text: its visible spaces (U+2581) back to spaces.
+// The bytes a SentencePiece-style token stands for: a byte token (<0xXX>) its byte, a control
+// or unused token nothing, any other its text with visible spaces unescaped.
+std::string SentencePieceTokenBytes(const std::string& token, TokenType type);
+// The ids of the 256 byte tokens <0x00>..<0xFF> by name (`find` gives -1 for a missing one);
+// `missing` where the vocabulary lacks one.
+std::array<int, 256> ByteTokenIds(const std::function<int(const std::string&)>& find, int missing);
+
+// SentencePiece's visible space, U+2581, standing for ' ' in token strings.
+inline constexpr std::string_view kSentencePieceSpace = "\xe2\x96\x81";
+// A SentencePiece token's text: its visible spaces back to spaces.
 std::string UnescapeSentencePieceSpaces(std::string_view token);
 
 // Length of the UTF-8 sequence a lead byte starts (1 for an invalid one: a character of its own).
