@@ -1,8 +1,12 @@
-// The sampling backends: the OpenAI wire format, SSE parsing, serving metrics, the remote client
-// against a fault-injecting server (429, 5xx, 400, malformed JSON, truncated streams, slow and
-// absent servers, wrong choice counts, the concurrency cap, the API key), evald's own
-// OpenAI-compatible endpoints over the decoding core, and recorded completions.
+// The sampling backends: the OpenAI wire format, SSE parsing, the HTTP server's stop, serving
+// metrics, the remote client against a fault-injecting server (429, 5xx, 400, malformed JSON,
+// truncated streams, slow and absent servers, wrong choice counts, the concurrency cap, the API
+// key), evald's own OpenAI-compatible endpoints over the decoding core, and recorded completions.
 #include <gtest/gtest.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
 
 #include <atomic>
 #include <filesystem>
@@ -154,6 +158,65 @@ TEST(ServingMetrics, DefinitionsOfVllmServingBenchmark) {
 }
 
 // An OpenAI-compatible server whose every answer the test decides.
+// One request on a kept-alive connection, synchronously (Beast's own client).
+HttpResponse Exchange(boost::asio::ip::tcp::socket& socket, const std::string& target) {
+  HttpRequest req{http::verb::get, target, 11};
+  req.set(http::field::host, "127.0.0.1");
+  req.keep_alive(true);
+  http::write(socket, req);
+  boost::beast::flat_buffer buffer;
+  HttpResponse res;
+  http::read(socket, buffer, res);
+  return res;
+}
+
+// A stopping server answers the request it is serving (telling the client not to reuse the
+// connection) and refuses a new one on a kept-alive connection, so a client that keeps sending
+// can neither hold off the stop nor keep being served by a server that is going away.
+TEST(HttpServer, StoppingAnswersWhatItServesAndRefusesWhatComesAfter) {
+  namespace net = boost::asio;
+  std::atomic<bool> holding{false}, release{false};
+  HttpServerOptions o;
+  o.port = 0;
+  o.threads = 2;
+  HttpServer server(o, [&](const HttpRequest& req) {
+    if (req.target() == "/hold") {
+      holding = true;
+      for (int i = 0; !release && i < 10000; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return JsonResponse(req, http::status::ok, "{}");
+  });
+  ASSERT_TRUE(server.Start().ok());
+  net::io_context ioc;
+  const net::ip::tcp::endpoint at(net::ip::make_address("127.0.0.1"), server.port());
+  net::ip::tcp::socket idle(ioc), held(ioc);
+  idle.connect(at);
+  held.connect(at);
+  HttpResponse before = Exchange(idle, "/quick");
+  EXPECT_EQ(before.result(), http::status::ok);
+  EXPECT_TRUE(before.keep_alive());
+  HttpResponse held_answer;
+  std::thread holder([&] { held_answer = Exchange(held, "/hold"); });
+  while (!holding) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread stopper([&] { server.Stop(); });
+  // Stop sets `stopping` before it waits; give it a moment to get there.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  HttpResponse after = Exchange(idle, "/quick");
+  EXPECT_EQ(after.result(), http::status::service_unavailable);
+  EXPECT_FALSE(after.keep_alive());
+  EXPECT_NE(after.body().find("shutting down"), std::string::npos) << after.body();
+  release = true;
+  holder.join();
+  stopper.join();
+  EXPECT_EQ(held_answer.result(), http::status::ok);
+  EXPECT_FALSE(held_answer.keep_alive()) << "a stopping server's answers close the connection";
+  net::ip::tcp::socket late(ioc);
+  boost::system::error_code ec;
+  late.connect(at, ec);
+  EXPECT_TRUE(ec) << "a stopped server refuses connections";
+}
+
 class FakeServer {
  public:
   using Reply = std::function<HttpResponse(const HttpRequest&, int call)>;

@@ -78,6 +78,15 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     first_ = false;
     HttpRequest req = parser_->release();
+    // Once stopping, only requests already being served are answered: one read afterwards on a
+    // kept-alive connection is refused, or a client that keeps sending would hold off the stop
+    // (and keep being served by a server that is going away) until the write timeout.
+    if (shared_.stopping) {
+      auto res = JsonResponse(req, http::status::service_unavailable,
+                              "{\"error\":{\"message\":\"the server is shutting down\","
+                              "\"type\":\"server_stopping\"}}");
+      return Send(std::move(res), /*close=*/true);
+    }
     if (shared_.long_match && shared_.long_match(req)) return StartLong(std::move(req));
     ++in_flight_;
     HttpResponse res;
@@ -88,7 +97,7 @@ class Session : public std::enable_shared_from_this<Session> {
       res =
           JsonResponse(req, http::status::internal_server_error, "{\"error\":\"internal error\"}");
     }
-    Send(std::move(res), !req.keep_alive(), /*counted=*/true);
+    Send(std::move(res), !req.keep_alive() || shared_.stopping, /*counted=*/true);
   }
 
   // Synchronous writes on the socket from a long handler's thread; the session has no
@@ -99,7 +108,7 @@ class Session : public std::enable_shared_from_this<Session> {
     void Respond(HttpResponse res) override {
       if (started_) return;
       started_ = true;
-      res.keep_alive(req_.keep_alive());
+      res.keep_alive(req_.keep_alive() && !s_.shared_.stopping);
       res.prepare_payload();
       beast::error_code ec;
       http::write(s_.stream_.socket(), res, ec);
@@ -112,7 +121,7 @@ class Session : public std::enable_shared_from_this<Session> {
       head.set(http::field::server, "evald");
       head.set(http::field::content_type, content_type);
       head.set(http::field::cache_control, "no-cache");
-      head.keep_alive(req_.keep_alive());
+      head.keep_alive(req_.keep_alive() && !s_.shared_.stopping);
       head.chunked(true);
       http::response_serializer<http::empty_body> sr{head};
       beast::error_code ec;

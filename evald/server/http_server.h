@@ -63,7 +63,8 @@ class HttpServer {
 
   Status Start();  // binds and starts the I/O threads
   uint16_t port() const { return bound_port_; }
-  // Stops accepting, lets sessions finish their current request, joins the threads.
+  // Stops accepting, lets sessions finish their current request (its answer closes the
+  // connection; a new request on a kept-alive one gets 503), joins the threads.
   void Stop();
 
  private:
