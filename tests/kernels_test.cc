@@ -110,69 +110,95 @@ TEST(Dot, SimdPathsEqualTheScalarOracle) {
   }
 }
 
-// Weights laid out for the AVX-512 VNNI kernel (16 rows interleaved): every row equal to the
-// scalar oracle up to float accumulation order, and a vector's result bit-identical whether it
-// is multiplied alone or in a batch (so samples do not depend on their neighbours).
+// Weights laid out for the packed kernels (16 rows interleaved), in each layout this CPU runs
+// (AVX2, AVX-512 VNNI): every row equal to the scalar oracle up to float accumulation order, and
+// a vector's result bit-identical whether it is multiplied alone, in a batch or across threads
+// (so samples do not depend on their neighbours).
 TEST(PackedMatVec, EqualsTheOracleAndBatchesBitIdentically) {
-  if (!IsaSupported(Isa::kAvx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  std::vector<Isa> layouts;
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512Vnni})
+    if (IsaSupported(isa)) layouts.push_back(isa);
+  if (layouts.empty()) GTEST_SKIP() << "neither AVX2 nor AVX-512 VNNI on this CPU";
   std::mt19937 rng(11);
   std::normal_distribution<float> dist(0, 1);
   ThreadPool pool(3);
-  for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
-    for (int64_t cols : {32, 96, 2048}) {
-      // 5 groups of 16 rows: one vector takes four at a time, then one.
-      const int64_t rows = 80, rb = static_cast<int64_t>(*RowBytes(type, cols));
-      std::vector<uint8_t> data(static_cast<size_t>(rb * rows));
-      std::vector<float> row(static_cast<size_t>(cols));
-      for (int64_t r = 0; r < rows; ++r) {
-        for (auto& v : row) v = dist(rng) * static_cast<float>(1 + r % 5);
-        if (type == GgmlType::kQ8_0) {
-          QuantizeRowQ8_0(row.data(), reinterpret_cast<BlockQ8_0*>(data.data() + r * rb), cols);
-        } else {
-          QuantizeRowQ4_0(row.data(), reinterpret_cast<BlockQ4_0*>(data.data() + r * rb), cols);
+  for (Isa isa : layouts) {
+    for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+      for (int64_t cols : {32, 96, 2048}) {
+        // 5 groups of 16 rows: one vector takes several at a time, then the rest one by one.
+        const int64_t rows = 80, rb = static_cast<int64_t>(*RowBytes(type, cols));
+        std::vector<uint8_t> data(static_cast<size_t>(rb * rows));
+        std::vector<float> row(static_cast<size_t>(cols));
+        for (int64_t r = 0; r < rows; ++r) {
+          for (auto& v : row) v = dist(rng) * static_cast<float>(1 + r % 5);
+          if (type == GgmlType::kQ8_0) {
+            QuantizeRowQ8_0(row.data(), reinterpret_cast<BlockQ8_0*>(data.data() + r * rb), cols);
+          } else {
+            QuantizeRowQ4_0(row.data(), reinterpret_cast<BlockQ4_0*>(data.data() + r * rb), cols);
+          }
         }
-      }
-      WeightMatrix plain{type, data.data(), rows, cols, static_cast<uint64_t>(rb)};
-      auto packed = PackedMatrix::Pack(plain);
-      ASSERT_NE(packed, nullptr);
-      WeightMatrix w = plain;
-      w.packed = packed.get();
-      // Every kernel width (1..10 vectors) and the chunkings of larger batches (20 = 10 + 10,
-      // 23 = 8 + 8 + 7).
-      for (int batch : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 20, 23}) {
-        std::vector<float> x(static_cast<size_t>(batch * cols));
-        for (auto& v : x) v = dist(rng);
-        std::vector<float> oracle(static_cast<size_t>(batch * rows)), got(oracle.size()), one(rows);
-        MatVec scalar(Isa::kScalar), vnni(Isa::kAvx512Vnni), pooled(Isa::kAvx512Vnni, &pool);
-        scalar.ApplyBatch(plain, x.data(), batch, oracle.data());
-        vnni.ApplyBatch(w, x.data(), batch, got.data());
-        for (size_t i = 0; i < got.size(); ++i)
-          ASSERT_NEAR(got[i], oracle[i], 1e-5f * std::fabs(oracle[i]) + 1e-3f)
-              << (type == GgmlType::kQ8_0 ? "q8_0" : "q4_0") << " cols " << cols << " batch "
-              << batch << " at " << i;
-        for (int b = 0; b < batch; ++b) {
-          vnni.Apply(w, x.data() + b * cols, one.data());
-          ASSERT_EQ(std::memcmp(one.data(), got.data() + b * rows, sizeof(float) * rows), 0)
-              << "vector " << b << " of " << batch << " differs alone and in the batch";
+        WeightMatrix plain{type, data.data(), rows, cols, static_cast<uint64_t>(rb)};
+        auto packed = PackedMatrix::Pack(plain, isa);
+        ASSERT_NE(packed, nullptr);
+        EXPECT_EQ(packed->layout(), isa);
+        WeightMatrix w = plain;
+        w.packed = packed.get();
+        const std::string what = std::string(IsaName(isa)) + " " +
+                                 (type == GgmlType::kQ8_0 ? "q8_0" : "q4_0") + " cols " +
+                                 std::to_string(cols);
+        // Every kernel width (1..10 vectors) and the chunkings of larger batches.
+        for (int batch : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 20, 23}) {
+          std::vector<float> x(static_cast<size_t>(batch * cols));
+          for (auto& v : x) v = dist(rng);
+          std::vector<float> oracle(static_cast<size_t>(batch * rows)), got(oracle.size()),
+              one(rows);
+          MatVec scalar(Isa::kScalar), simd(isa), pooled(isa, &pool);
+          scalar.ApplyBatch(plain, x.data(), batch, oracle.data());
+          simd.ApplyBatch(w, x.data(), batch, got.data());
+          for (size_t i = 0; i < got.size(); ++i)
+            ASSERT_NEAR(got[i], oracle[i], 1e-5f * std::fabs(oracle[i]) + 1e-3f)
+                << what << " batch " << batch << " at " << i;
+          for (int b = 0; b < batch; ++b) {
+            simd.Apply(w, x.data() + b * cols, one.data());
+            ASSERT_EQ(std::memcmp(one.data(), got.data() + b * rows, sizeof(float) * rows), 0)
+                << what << ": vector " << b << " of " << batch << " differs alone and in the batch";
+          }
+          // Split across three threads (2 + 2 + 1 groups): the same bits.
+          std::vector<float> pooled_out(got.size());
+          pooled.ApplyBatch(w, x.data(), batch, pooled_out.data());
+          ASSERT_EQ(std::memcmp(pooled_out.data(), got.data(), sizeof(float) * got.size()), 0)
+              << what << ": batch " << batch << " differs across threads";
         }
-        // Split across three threads (2 + 2 + 1 groups): the same bits.
-        std::vector<float> pooled_out(got.size());
-        pooled.ApplyBatch(w, x.data(), batch, pooled_out.data());
-        ASSERT_EQ(std::memcmp(pooled_out.data(), got.data(), sizeof(float) * got.size()), 0)
-            << "batch " << batch << " differs across threads";
       }
     }
   }
-  // What cannot be packed is left alone.
+  // What cannot be packed is left alone: rows not a multiple of 16, and for AVX2 a Q8_0 matrix
+  // holding a -128, which |x| x (w * sign x) cannot multiply exactly (it still multiplies
+  // exactly through the file's layout).
   WeightMatrix odd{GgmlType::kQ8_0, nullptr, 20, 32, 34};
-  EXPECT_EQ(PackedMatrix::Pack(odd), nullptr);
+  EXPECT_EQ(PackedMatrix::Pack(odd, Isa::kAvx512Vnni), nullptr);
+  EXPECT_EQ(PackedMatrix::Pack(odd, Isa::kAvx2), nullptr);
+  std::vector<BlockQ8_0> blocks(16);
+  for (auto& b : blocks) {
+    b.d = Fp32ToFp16(0.5f);
+    for (int j = 0; j < kQK; ++j) b.qs[j] = static_cast<int8_t>(j * 3 - 40);
+  }
+  blocks[7].qs[9] = -128;
+  WeightMatrix minus128{GgmlType::kQ8_0, reinterpret_cast<const uint8_t*>(blocks.data()), 16, 32,
+                        sizeof(BlockQ8_0)};
+  EXPECT_EQ(PackedMatrix::Pack(minus128, Isa::kAvx2), nullptr);
+  EXPECT_EQ(PackedMatrix::Pack(minus128, Isa::kScalar), nullptr);
+  EXPECT_NE(PackedMatrix::Pack(minus128, Isa::kAvx512Vnni), nullptr);
+  EXPECT_EQ(PackedLayoutFor(Isa::kAvxVnni), Isa::kAvx2);
 }
 
-// The AVX-512 activation quantizer against QuantizeRowQ8_0 (itself bit-identical to ggml's
-// reference): same values, same scale, on random blocks, blocks of exact halves after scaling
-// (roundf takes them away from zero; round-to-even would not), zeros and extreme magnitudes.
-TEST(PackedActivations, VectorQuantizerIsBitIdenticalToTheReference) {
-  if (!IsaSupported(Isa::kAvx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+// The AVX2 and AVX-512 activation quantizers against QuantizeRowQ8_0 (itself bit-identical to
+// ggml's reference): same values, same scale, on random blocks, blocks of exact halves after
+// scaling (roundf takes them away from zero; round-to-even would not), zeros and extreme
+// magnitudes.
+TEST(PackedActivations, VectorQuantizersAreBitIdenticalToTheReference) {
+  if (!IsaSupported(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 on this CPU";
+  const bool avx512 = IsaSupported(Isa::kAvx512Vnni);
   std::mt19937 rng(5);
   std::normal_distribution<float> dist(0, 1);
   std::vector<std::vector<float>> blocks;
@@ -197,14 +223,18 @@ TEST(PackedActivations, VectorQuantizerIsBitIdenticalToTheReference) {
   for (size_t i = 0; i < blocks.size(); ++i) {
     BlockQ8_0 ref;
     QuantizeRowQ8_0(blocks[i].data(), &ref, kQK);
-    int8_t q[kQK];
-    uint16_t d;
-    const int32_t sum = QuantizeBlockQ8_0Avx512(blocks[i].data(), q, &d);
-    ASSERT_EQ(d, ref.d) << "block " << i;
-    ASSERT_EQ(std::memcmp(q, ref.qs, kQK), 0) << "block " << i;
     int32_t ref_sum = 0;
     for (int8_t v : ref.qs) ref_sum += v;
-    ASSERT_EQ(sum, ref_sum) << "block " << i;
+    for (auto quantize : {&QuantizeBlockQ8_0Avx2, &QuantizeBlockQ8_0Avx512}) {
+      if (quantize == &QuantizeBlockQ8_0Avx512 && !avx512) continue;
+      int8_t q[kQK];
+      uint16_t d;
+      const int32_t sum = quantize(blocks[i].data(), q, &d);
+      const char* which = quantize == &QuantizeBlockQ8_0Avx2 ? "avx2" : "avx512";
+      ASSERT_EQ(d, ref.d) << which << " block " << i;
+      ASSERT_EQ(std::memcmp(q, ref.qs, kQK), 0) << which << " block " << i;
+      ASSERT_EQ(sum, ref_sum) << which << " block " << i;
+    }
   }
 }
 

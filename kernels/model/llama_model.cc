@@ -176,12 +176,14 @@ Status LlamaModel::LoadWeights() {
   return Status::Ok();
 }
 
-// Quantized matrices are laid out again for the AVX-512 VNNI kernels when this CPU has them
-// (EVALD_NO_REPACK=1 keeps the file's layout; the embedding lookup always reads the file).
+// Quantized matrices are laid out again for the packed AVX2 or AVX-512 VNNI kernels when this
+// CPU has them (EVALD_NO_REPACK=1 keeps the file's layout; the embedding lookup always reads
+// the file).
 void LlamaModel::PackWeights() {
-  if (DetectIsa() != Isa::kAvx512Vnni || std::getenv("EVALD_NO_REPACK")) return;
+  const Isa isa = DetectIsa();
+  if (PackedLayoutFor(isa) == Isa::kScalar || std::getenv("EVALD_NO_REPACK")) return;
   auto pack = [&](WeightMatrix* w) {
-    auto p = PackedMatrix::Pack(*w);
+    auto p = PackedMatrix::Pack(*w, isa);
     if (!p) return;
     w->packed = p.get();
     packed_.push_back(std::move(p));

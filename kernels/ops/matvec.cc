@@ -14,11 +14,17 @@ void MatVec::Apply(const WeightMatrix& w, const float* x, float* y) {
 
 void MatVec::ApplyBatch(const WeightMatrix& w, const float* x, int batch, float* y) {
   const int64_t blocks = w.cols / kQK;
-  if (w.packed && isa_ == Isa::kAvx512Vnni) {
+  if (w.packed && w.packed->layout() == PackedLayoutFor(isa_)) {
     // The activations as the packed kernels read them, prepared once for every thread.
-    const PackedActivations a = packed_x_.Prepare(x, batch, w.cols, w.type, isa_, pool_);
     const PackedMatrix& p = *w.packed;
-    auto groups = [&](int64_t begin, int64_t end) { PackedMatVecAvx512Vnni(p, a, begin, end, y); };
+    const PackedActivations a = packed_x_.Prepare(x, batch, w.cols, w.type, p.layout(), pool_);
+    auto groups = [&](int64_t begin, int64_t end) {
+      if (p.layout() == Isa::kAvx512Vnni) {
+        PackedMatVecAvx512Vnni(p, a, begin, end, y);
+      } else {
+        PackedMatVecAvx2(p, a, begin, end, y);
+      }
+    };
     if (pool_) {
       pool_->ParallelFor(p.groups(), groups);
     } else {

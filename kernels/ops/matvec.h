@@ -18,7 +18,7 @@ struct WeightMatrix {
   int64_t rows = 0;  // output size
   int64_t cols = 0;  // input size (ggml ne[0])
   uint64_t row_bytes = 0;
-  // The same weights laid out for the AVX-512 VNNI kernels (set at load; owned by the model).
+  // The same weights laid out for the packed SIMD kernels (set at load; owned by the model).
   const class PackedMatrix* packed = nullptr;
 };
 

@@ -13,11 +13,41 @@ void PackedMatrix::Free::operator()(uint8_t* p) const {
   std::free(p);
 }
 
-std::unique_ptr<PackedMatrix> PackedMatrix::Pack(const WeightMatrix& w) {
+Isa PackedLayoutFor(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512Vnni:
+      return Isa::kAvx512Vnni;
+    case Isa::kAvx2:
+    case Isa::kAvxVnni:
+      return Isa::kAvx2;
+    default:
+      return Isa::kScalar;
+  }
+}
+
+namespace {
+
+// Whether any Q8_0 value of `w` is -128, which the AVX2 kernels cannot multiply exactly.
+bool HoldsMinus128(const WeightMatrix& w) {
+  for (int64_t r = 0; r < w.rows; ++r) {
+    const auto* blocks = reinterpret_cast<const BlockQ8_0*>(w.data + r * w.row_bytes);
+    for (int64_t b = 0; b < w.cols / kQK; ++b)
+      for (int8_t v : blocks[b].qs)
+        if (v == -128) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::unique_ptr<PackedMatrix> PackedMatrix::Pack(const WeightMatrix& w, Isa isa) {
+  const Isa layout = PackedLayoutFor(isa);
   if ((w.type != GgmlType::kQ8_0 && w.type != GgmlType::kQ4_0) || w.rows % kRows != 0 ||
-      w.cols % kQK != 0 || w.rows <= 0)
+      w.cols % kQK != 0 || w.rows <= 0 || layout == Isa::kScalar)
     return nullptr;
+  if (layout == Isa::kAvx2 && w.type == GgmlType::kQ8_0 && HoldsMinus128(w)) return nullptr;
   auto p = std::unique_ptr<PackedMatrix>(new PackedMatrix);
+  p->layout_ = layout;
   p->type_ = w.type;
   p->rows_ = w.rows;
   p->cols_ = w.cols;
@@ -31,6 +61,7 @@ std::unique_ptr<PackedMatrix> PackedMatrix::Pack(const WeightMatrix& w) {
   p->data_.reset(static_cast<uint8_t*>(std::aligned_alloc(kHuge, alloc)));
   if (!p->data_) return nullptr;
   (void)madvise(p->data_.get(), alloc, MADV_HUGEPAGE);
+  const int q8_offset = PackedWeightOffset(w.type, layout);
   for (int64_t g = 0; g < p->groups(); ++g) {
     for (int64_t b = 0; b < blocks; ++b) {
       uint8_t* out = p->data_.get() + (g * blocks + b) * stride;
@@ -40,7 +71,7 @@ std::unique_ptr<PackedMatrix> PackedMatrix::Pack(const WeightMatrix& w) {
           const BlockQ8_0& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
           for (int j = 0; j < 8; ++j)
             for (int k = 0; k < 4; ++k)
-              out[j * 64 + r * 4 + k] = static_cast<uint8_t>(blk.qs[4 * j + k] + 128);
+              out[j * 64 + r * 4 + k] = static_cast<uint8_t>(blk.qs[4 * j + k] + q8_offset);
           std::memcpy(out + 512 + r * 2, &blk.d, 2);
         } else {
           const BlockQ4_0& blk = reinterpret_cast<const BlockQ4_0*>(row)[b];
