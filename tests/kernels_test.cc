@@ -80,6 +80,65 @@ TEST(Blocks, Q8_0AndQ4_0ReferenceQuantizers) {
   EXPECT_FALSE(DequantizeRow(GgmlType::kQ5_K, &q4, back, 256).ok());
 }
 
+// K-quant rows against Q8_0 activations: the integer block sums of the scalar oracle equal the
+// product of the dequantized row (DequantizeRow, ggml's formulas) with the dequantized
+// activations, up to float rounding; the AVX2 kernel equals the oracle up to summation order;
+// and MatVec takes this path for Q4_K/Q6_K matrices. Random bit patterns reach every nibble,
+// every high-bit pair, negative Q6_K scales and 6-bit Q4_K scales and minimums.
+TEST(Dot, KQuantRowsAgainstQ8_0Activations) {
+  std::mt19937 rng(23);
+  std::normal_distribution<float> dist(0, 1);
+  const int64_t n = 1024;
+  std::vector<float> x(n), wf(n);
+  for (auto& v : x) v = dist(rng);
+  std::vector<BlockQ8_0> x8(n / kQK);
+  QuantizeRowQ8_0(x.data(), x8.data(), n);
+  std::vector<float> xd(n);
+  ASSERT_TRUE(DequantizeRow(GgmlType::kQ8_0, x8.data(), xd.data(), n).ok());
+  auto random_bytes = [&](auto& blocks) {
+    auto* p = reinterpret_cast<uint8_t*>(blocks.data());
+    for (size_t i = 0; i < blocks.size() * sizeof(blocks[0]); ++i)
+      p[i] = static_cast<uint8_t>(rng());
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<BlockQ6_K> w6(n / kQK_K);
+    std::vector<BlockQ4_K> w4(n / kQK_K);
+    random_bytes(w6);
+    random_bytes(w4);
+    for (auto& b : w6) b.d = Fp32ToFp16(0.001f * (trial + 1));
+    for (auto& b : w4) {
+      b.d = Fp32ToFp16(0.01f);
+      b.dmin = Fp32ToFp16(0.002f * trial);
+    }
+    for (GgmlType type : {GgmlType::kQ6_K, GgmlType::kQ4_K}) {
+      const void* w = type == GgmlType::kQ6_K ? static_cast<const void*>(w6.data()) : w4.data();
+      ASSERT_TRUE(DequantizeRow(type, w, wf.data(), n).ok());
+      double exact = 0, magnitude = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        exact += static_cast<double>(wf[i]) * xd[i];
+        magnitude += std::fabs(static_cast<double>(wf[i]) * xd[i]);
+      }
+      const float oracle = type == GgmlType::kQ6_K ? DotQ6_KScalar(w6.data(), x8.data(), n)
+                                                   : DotQ4_KScalar(w4.data(), x8.data(), n);
+      const char* name = type == GgmlType::kQ6_K ? "q6_k" : "q4_k";
+      EXPECT_NEAR(oracle, exact, 1e-5 * magnitude + 1e-6) << name << " trial " << trial;
+      if (!IsaSupported(Isa::kAvx2)) continue;
+      const float simd = type == GgmlType::kQ6_K ? DotQ6_K(w6.data(), x8.data(), n, Isa::kAvx2)
+                                                 : DotQ4_K(w4.data(), x8.data(), n, Isa::kAvx2);
+      EXPECT_NEAR(simd, oracle, 1e-5 * magnitude + 1e-6) << name << " avx2, trial " << trial;
+      // MatVec over a matrix of one such row repeated 3 times gives the oracle per row.
+      const uint64_t row_bytes =
+          type == GgmlType::kQ6_K ? n / kQK_K * sizeof(BlockQ6_K) : n / kQK_K * sizeof(BlockQ4_K);
+      std::vector<uint8_t> rows(3 * row_bytes);
+      for (int r = 0; r < 3; ++r) std::memcpy(rows.data() + r * row_bytes, w, row_bytes);
+      WeightMatrix m{type, rows.data(), 3, n, row_bytes};
+      float y[3];
+      MatVec(Isa::kScalar).Apply(m, x.data(), y);
+      for (float v : y) EXPECT_EQ(v, oracle) << name;
+    }
+  }
+}
+
 TEST(Dot, SimdPathsEqualTheScalarOracle) {
   std::vector<Isa> paths;
   for (Isa isa : {Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512Vnni})

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/quant/blocks.h"
+#include "kernels/quant/kquants.h"
 
 namespace evald::kernels {
 
@@ -36,6 +37,12 @@ float DotQ4_0Scalar(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n);
 
 float DotQ8_0(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n, Isa isa);
 float DotQ4_0(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n, Isa isa);
+// K-quant rows against Q8_0 activations, integer sums per 32-block (dot_kquants.cc): the
+// scalar oracles and, for any isa but kScalar, AVX2.
+float DotQ4_KScalar(const BlockQ4_K* w, const BlockQ8_0* x, int64_t n);
+float DotQ6_KScalar(const BlockQ6_K* w, const BlockQ8_0* x, int64_t n);
+float DotQ4_K(const BlockQ4_K* w, const BlockQ8_0* x, int64_t n, Isa isa);
+float DotQ6_K(const BlockQ6_K* w, const BlockQ8_0* x, int64_t n, Isa isa);
 float DotF32(const float* w, const float* x, int64_t n);
 float DotF16(const uint16_t* w, const float* x, int64_t n);
 float DotBF16(const uint16_t* w, const float* x, int64_t n);

@@ -8,6 +8,16 @@
 
 namespace evald::kernels {
 
+namespace {
+
+// The types multiplied in integers against activations quantized to Q8_0.
+bool QuantizesActivations(GgmlType type) {
+  return type == GgmlType::kQ8_0 || type == GgmlType::kQ4_0 || type == GgmlType::kQ4_K ||
+         type == GgmlType::kQ6_K;
+}
+
+}  // namespace
+
 void MatVec::Apply(const WeightMatrix& w, const float* x, float* y) {
   ApplyBatch(w, x, 1, y);
 }
@@ -32,7 +42,7 @@ void MatVec::ApplyBatch(const WeightMatrix& w, const float* x, int batch, float*
     }
     return;
   }
-  if (w.type == GgmlType::kQ8_0 || w.type == GgmlType::kQ4_0) {
+  if (QuantizesActivations(w.type)) {
     // Activations quantized once per call, shared read-only by every thread.
     xq_.resize(static_cast<size_t>(blocks * batch));
     for (int b = 0; b < batch; ++b)
@@ -53,7 +63,6 @@ void MatVec::ApplyBatch(const WeightMatrix& w, const float* x, int batch, float*
 void MatVec::Rows(const WeightMatrix& w, const float* x, int batch, float* y, int64_t begin,
                   int64_t end) {
   const int64_t blocks = w.cols / kQK;
-  std::vector<float> scratch;  // dequantized row for the types without a direct kernel
   const bool multi = batch > 1 && isa_ == Isa::kAvx512Vnni &&
                      (w.type == GgmlType::kQ8_0 || w.type == GgmlType::kQ4_0);
   for (int64_t r = begin; r < end; ++r) {
@@ -80,10 +89,6 @@ void MatVec::Rows(const WeightMatrix& w, const float* x, int batch, float* y, in
       }
       continue;
     }
-    if (w.type == GgmlType::kQ4_K || w.type == GgmlType::kQ6_K) {
-      scratch.resize(static_cast<size_t>(w.cols));
-      (void)DequantizeRow(w.type, row, scratch.data(), w.cols);
-    }
     for (int b = 0; b < batch; ++b) {
       const float* xb = x + b * w.cols;
       float v;
@@ -103,8 +108,12 @@ void MatVec::Rows(const WeightMatrix& w, const float* x, int batch, float* y, in
           v = DotBF16(reinterpret_cast<const uint16_t*>(row), xb, w.cols);
           break;
         case GgmlType::kQ4_K:
+          v = DotQ4_K(reinterpret_cast<const BlockQ4_K*>(row), xq_.data() + b * blocks, w.cols,
+                      isa_);
+          break;
         case GgmlType::kQ6_K:
-          v = DotF32(scratch.data(), xb, w.cols);
+          v = DotQ6_K(reinterpret_cast<const BlockQ6_K*>(row), xq_.data() + b * blocks, w.cols,
+                      isa_);
           break;
         default:
           v = DotF32(reinterpret_cast<const float*>(row), xb, w.cols);

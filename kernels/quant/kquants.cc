@@ -4,10 +4,7 @@
 
 namespace evald::kernels {
 
-namespace {
-
-// Scale and minimum j (0..7) of a Q4_K block, 6 bits each, packed into 12 bytes.
-void ScaleMin(int j, const uint8_t* q, uint8_t* scale, uint8_t* min) {
+void Q4_KScaleMin(int j, const uint8_t* q, uint8_t* scale, uint8_t* min) {
   if (j < 4) {
     *scale = q[j] & 63;
     *min = q[j + 4] & 63;
@@ -17,17 +14,15 @@ void ScaleMin(int j, const uint8_t* q, uint8_t* scale, uint8_t* min) {
   }
 }
 
-}  // namespace
-
 void DequantizeRowQ4_K(const BlockQ4_K* x, float* y, int64_t n) {
   for (int64_t b = 0; b < n / kQK_K; ++b) {
     const float d = Fp16ToFp32(x[b].d), dmin = Fp16ToFp32(x[b].dmin);
     const uint8_t* q = x[b].qs;
     for (int j = 0; j < kQK_K; j += 64) {
       uint8_t sc, m;
-      ScaleMin(j / 32, x[b].scales, &sc, &m);
+      Q4_KScaleMin(j / 32, x[b].scales, &sc, &m);
       const float d1 = d * sc, m1 = dmin * m;
-      ScaleMin(j / 32 + 1, x[b].scales, &sc, &m);
+      Q4_KScaleMin(j / 32 + 1, x[b].scales, &sc, &m);
       const float d2 = d * sc, m2 = dmin * m;
       for (int l = 0; l < 32; ++l) *y++ = d1 * (q[l] & 0x0F) - m1;
       for (int l = 0; l < 32; ++l) *y++ = d2 * (q[l] >> 4) - m2;

@@ -1,5 +1,6 @@
-// ggml's K-quant super-blocks (256 elements), dequantization only: Q4_K and Q6_K, the types most
-// community GGUF files mix into their weights. The layouts are ggml's.
+// ggml's K-quant super-blocks (256 elements): Q4_K and Q6_K, the types most community GGUF files
+// mix into their weights (llama.cpp's Q4_0 files keep the output matrix in Q6_K). The layouts are
+// ggml's; dequantization here, integer dot products in ops/dot_kquants.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,9 @@ struct BlockQ6_K {
 };
 #pragma pack(pop)
 static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ6_K) == 210, "ggml K-quant layouts");
+
+// Scale and minimum j (0..7) of a Q4_K block, 6 bits each, packed into 12 bytes.
+void Q4_KScaleMin(int j, const uint8_t* q, uint8_t* scale, uint8_t* min);
 
 void DequantizeRowQ4_K(const BlockQ4_K* x, float* y, int64_t n);
 void DequantizeRowQ6_K(const BlockQ6_K* x, float* y, int64_t n);
