@@ -63,6 +63,20 @@ class PackedMatrix {
   std::unique_ptr<uint8_t[], Free> data_;
 };
 
+// Splits nv vectors into the fewest chunks of at most `most` vectors, of nearly equal sizes
+// (20 = 10 + 10, 23 = 8 + 8 + 7; never a chunk smaller than nv / chunks): chunk(v0, n) for each,
+// in order. The batched kernels take a chunk per pass over a group's weights, read from memory
+// once and from cache for the other chunks.
+template <typename Chunk>
+inline void ForEachVectorChunk(int nv, int most, const Chunk& chunk) {
+  const int chunks = (nv + most - 1) / most;
+  for (int c = 0, v0 = 0; c < chunks; ++c) {
+    const int n = (nv - v0) / (chunks - c);
+    chunk(v0, n);
+    v0 += n;
+  }
+}
+
 // The packed layout whose kernels run on `isa` (AVX-VNNI CPUs take the AVX2 kernels), or kScalar
 // where none does.
 Isa PackedLayoutFor(Isa isa);

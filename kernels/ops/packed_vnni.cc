@@ -174,18 +174,10 @@ void PackedMatVecAvx512Vnni(const PackedMatrix& w, const PackedActivations& a, i
       q4 ? SingleVectorKernel<true, 1>(w, a, g, y) : SingleVectorKernel<false, 1>(w, a, g, y);
     return;
   }
-  // Batches larger than the registers hold go in nearly equal chunks (20 = 10 + 10; never
-  // fewer than 2 vectors each), each group's weights read from memory once and from cache for
-  // the other chunks.
+  // Batches go in chunks of 2..kMaxVectors (nv >= 2 here, so never a chunk of one).
   const auto& kernels = w.type() == GgmlType::kQ4_0 ? kQ4Kernels : kQ8Kernels;
-  const int chunks = (nv + kMaxVectors - 1) / kMaxVectors;
-  for (int64_t g = g_begin; g < g_end; ++g) {
-    for (int c = 0, v0 = 0; c < chunks; ++c) {
-      const int n = (nv - v0) / (chunks - c);
-      kernels[n - 2](w, a, v0, g, y);
-      v0 += n;
-    }
-  }
+  for (int64_t g = g_begin; g < g_end; ++g)
+    ForEachVectorChunk(nv, kMaxVectors, [&](int v0, int n) { kernels[n - 2](w, a, v0, g, y); });
 }
 
 }  // namespace evald::kernels
