@@ -142,8 +142,9 @@ int RunBenchDecode(const BenchFlags& b) {
   const bool measured = b.bandwidth_gbs <= 0;
   const double bw = measured ? MeasureReadBandwidth() : b.bandwidth_gbs;
   const double limit = bw * 1e9 / static_cast<double>(weight_bytes);
-  std::cout << fmt::format("model {} ({:.1f} MB of weights), kernels {}, {} thread(s)\n", b.model,
-                           weight_bytes / 1e6, IsaName(isa), b.threads);
+  std::cout << fmt::format(
+      "model {} ({:.1f} MB of weights), kernels {} ({} matrices packed), {} thread(s)\n", b.model,
+      weight_bytes / 1e6, IsaName(isa), loaded->model->packed_matrices(), b.threads);
   std::cout << fmt::format("prefill: {:.1f} tok/s ({} tokens)\n", prompt_tokens / prefill_secs,
                            prompt_tokens);
   const int64_t positions =
