@@ -25,27 +25,11 @@ Isa PackedLayoutFor(Isa isa) {
   }
 }
 
-namespace {
-
-// Whether any Q8_0 value of `w` is -128, which the AVX2 kernels cannot multiply exactly.
-bool HoldsMinus128(const WeightMatrix& w) {
-  for (int64_t r = 0; r < w.rows; ++r) {
-    const auto* blocks = reinterpret_cast<const BlockQ8_0*>(w.data + r * w.row_bytes);
-    for (int64_t b = 0; b < w.cols / kQK; ++b)
-      for (int8_t v : blocks[b].qs)
-        if (v == -128) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 std::unique_ptr<PackedMatrix> PackedMatrix::Pack(const WeightMatrix& w, Isa isa) {
   const Isa layout = PackedLayoutFor(isa);
   if ((w.type != GgmlType::kQ8_0 && w.type != GgmlType::kQ4_0) || w.rows % kRows != 0 ||
       w.cols % kQK != 0 || w.rows <= 0 || layout == Isa::kScalar)
     return nullptr;
-  if (layout == Isa::kAvx2 && w.type == GgmlType::kQ8_0 && HoldsMinus128(w)) return nullptr;
   auto p = std::unique_ptr<PackedMatrix>(new PackedMatrix);
   p->layout_ = layout;
   p->type_ = w.type;
@@ -62,6 +46,7 @@ std::unique_ptr<PackedMatrix> PackedMatrix::Pack(const WeightMatrix& w, Isa isa)
   if (!p->data_) return nullptr;
   (void)madvise(p->data_.get(), alloc, MADV_HUGEPAGE);
   const int q8_offset = PackedWeightOffset(w.type, layout);
+  bool minus128 = false;  // a Q8_0 value the AVX2 kernels cannot multiply exactly
   for (int64_t g = 0; g < p->groups(); ++g) {
     for (int64_t b = 0; b < blocks; ++b) {
       uint8_t* out = p->data_.get() + (g * blocks + b) * stride;
@@ -70,8 +55,11 @@ std::unique_ptr<PackedMatrix> PackedMatrix::Pack(const WeightMatrix& w, Isa isa)
         if (w.type == GgmlType::kQ8_0) {
           const BlockQ8_0& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
           for (int j = 0; j < 8; ++j)
-            for (int k = 0; k < 4; ++k)
-              out[j * 64 + r * 4 + k] = static_cast<uint8_t>(blk.qs[4 * j + k] + q8_offset);
+            for (int k = 0; k < 4; ++k) {
+              const int8_t v = blk.qs[4 * j + k];
+              minus128 |= v == -128;
+              out[j * 64 + r * 4 + k] = static_cast<uint8_t>(v + q8_offset);
+            }
           std::memcpy(out + 512 + r * 2, &blk.d, 2);
         } else {
           const BlockQ4_0& blk = reinterpret_cast<const BlockQ4_0*>(row)[b];
@@ -85,6 +73,8 @@ std::unique_ptr<PackedMatrix> PackedMatrix::Pack(const WeightMatrix& w, Isa isa)
       }
     }
   }
+  // Found while packing rather than by a pass of its own over the matrix beforehand.
+  if (minus128 && layout == Isa::kAvx2) return nullptr;
   return p;
 }
 
