@@ -23,6 +23,8 @@ const char* CodeName(Status::Code code) {
       return "cancelled";
     case Status::Code::kNoSpace:
       return "no space";
+    case Status::Code::kResourceExhausted:
+      return "quota exhausted";
   }
   return "unknown";
 }

@@ -22,7 +22,8 @@ class Status {
     kUnavailable,
     kInternal,
     kCancelled,
-    kNoSpace  // storage is (nearly) full: writes refused until space returns
+    kNoSpace,           // storage is (nearly) full: writes refused until space returns
+    kResourceExhausted  // a quota the operator set is used up (HTTP 429)
   };
 
   Status() = default;
@@ -37,6 +38,9 @@ class Status {
   static Status Internal(std::string msg) { return {Code::kInternal, std::move(msg)}; }
   static Status Cancelled(std::string msg) { return {Code::kCancelled, std::move(msg)}; }
   static Status NoSpace(std::string msg) { return {Code::kNoSpace, std::move(msg)}; }
+  static Status ResourceExhausted(std::string msg) {
+    return {Code::kResourceExhausted, std::move(msg)};
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

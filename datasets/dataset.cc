@@ -5,6 +5,7 @@
 
 #include "base/file_io.h"
 #include "base/py_text.h"
+#include "base/text_escape.h"
 #include "datasets/benchmark_strings.h"
 
 namespace evald {
@@ -48,7 +49,8 @@ StatusOr<std::vector<std::string>> ProblemNames(const std::string& folder) {
       auto name = py::Strip(line);
       if (name.empty() || name[0] == '#') continue;
       if (!IsValidProblemName(name))
-        return Status::Corruption(list_path + ": invalid problem name '" + std::string(name) + "'");
+        return Status::Corruption(list_path + ": invalid problem name '" + EscapeControl(name) +
+                                  "'");
       names.emplace_back(name);
     }
   } else {

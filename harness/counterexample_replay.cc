@@ -45,16 +45,16 @@ std::string Instance(const std::string& module, const std::string& instance, con
 
 // The testbench's comparison for every output at step `t`; the first differing step prints each
 // differing output.
-std::string Checks(const TraceStep& shape, int t, int cycle, const std::string& nonce,
-                   const std::string& tag) {
+std::string Checks(const TraceStep& shape, int t, int cycle, const std::string& nonce) {
   const std::string differ = "differ_" + nonce, seen = "seen_" + nonce;
   std::string s = "    #1;\n    " + seen + " = 0;\n";
   for (const auto& [name, bits] : shape.gold) {
     const std::string r = "ref_" + nonce + "_" + name, d = "dut_" + nonce + "_" + name;
     s += "    if (" + r + " !== (" + r + " ^ " + d + " ^ " + r + ")) begin\n      if (" + differ +
-         " == 0) $display(\"" + tag + " step " + std::to_string(t) + " (cycle " +
-         std::to_string(cycle) + "): " + name + " reference=%b design=%b\", " + r + ", " + d +
-         ");\n      " + seen + " = 1;\n    end\n";
+         " == 0) " +
+         TaggedDisplayCall(nonce, "step " + std::to_string(t) + " (cycle " + std::to_string(cycle) +
+                                      "): " + name + " reference=%b design=%b") +
+         ", " + r + ", " + d + ");\n      " + seen + " = 1;\n    end\n";
   }
   return s + "    " + differ + " = " + differ + " + " + seen + ";\n";
 }
@@ -62,7 +62,7 @@ std::string Checks(const TraceStep& shape, int t, int cycle, const std::string& 
 }  // namespace
 
 StatusOr<std::string> BuildReplayBench(const std::vector<TraceStep>& trace, const std::string& mode,
-                                       const std::string& nonce, const std::string& tag) {
+                                       const std::string& nonce) {
   if (trace.empty()) return Status::InvalidArgument("empty counterexample");
   const TraceStep& shape = trace.front();
   if (shape.gold.empty()) return Status::InvalidArgument("the counterexample shows no outputs");
@@ -88,17 +88,21 @@ StatusOr<std::string> BuildReplayBench(const std::vector<TraceStep>& trace, cons
     }
     for (const auto& [name, bits] : trace[i].inputs)
       if (name != "clk") body += "    " + name + " = " + Literal(bits) + ";\n";
-    body += Checks(shape, t, cycle ? t : (t + 1) / 2, nonce, tag);
+    body += Checks(shape, t, cycle ? t : (t + 1) / 2, nonce);
     if (cycle && has_clk) body += "    clk = 1'b1;\n    #1;\n    clk = 1'b0;\n    #1;\n";
   }
   const std::string differ = "differ_" + nonce;
-  std::string tb = "`timescale 1ps/1ps\nmodule replay_" + nonce + ";\n" + decl + "  integer " +
-                   differ + ";\n  reg seen_" + nonce + ";\n";
-  tb += Instance("RefModule_" + nonce, "reference_" + nonce, shape, "ref_" + nonce + "_");
-  tb += Instance("TopModule", "design_" + nonce, shape, "dut_" + nonce + "_");
-  tb += "  initial begin\n    " + differ + " = 0;\n";
+  const std::string tag = "evald_tag_" + nonce;
+  std::string tb = "`resetall\n`default_nettype none\n`timescale 1ps/1ps\nmodule replay_" + nonce +
+                   ";\n" + decl + "  integer " + differ + ";\n  reg seen_" + nonce + ";\n  reg [" +
+                   std::to_string(8 * kResultSecretLength - 1) + ":0] " + tag + ";\n";
+  tb += Instance("evald_ref_" + nonce, "reference_" + nonce, shape, "ref_" + nonce + "_");
+  tb += Instance("evald_dut_" + nonce, "design_" + nonce, shape, "dut_" + nonce + "_");
+  tb += "  initial begin\n    if (!$value$plusargs(\"evald_tag=%s\", " + tag + ")) " + tag +
+        " = 0;\n    " + differ + " = 0;\n";
   if (has_clk) tb += "    clk = " + std::string(cycle ? "1'b0" : "1'b1") + ";\n";
-  tb += body + "    $display(\"" + tag + " REPLAY %0d\", " + differ + ");\n    $finish;\n  end\n";
+  tb += body + "    " + TaggedDisplayCall(nonce, "REPLAY %0d") + ", " + differ +
+        ");\n    $finish;\n  end\n";
   return tb + "endmodule\n";
 }
 
@@ -129,10 +133,15 @@ ReplayResult ReplayCounterexample(SandboxWorker& worker, const Problem& problem,
                                   const std::string& design, const FormalRun& formal,
                                   const SimulatorLimits& limits) {
   ReplayResult r;
-  const std::string nonce = RandomHex(8), tag = "[replay-" + RandomHex(16) + "]";
-  auto bench = BuildReplayBench(formal.trace, formal.mode, nonce, tag);
+  const std::string nonce = RandomHex(8), secret = RandomHex(kResultSecretLength / 2);
+  auto bench = BuildReplayBench(formal.trace, formal.mode, nonce);
   if (!bench.ok()) {
     r.problem = bench.status().message();
+    return r;
+  }
+  auto judge = PrepareJudgeReference(problem.reference, nonce, "reference_" + nonce);
+  if (!judge.ok()) {
+    r.problem = judge.status().message();
     return r;
   }
   sandbox::JobRequest job;
@@ -140,8 +149,7 @@ ReplayResult ReplayCounterexample(SandboxWorker& worker, const Problem& problem,
                     ref = "ref_" + nonce + ".sv", bin = "replay_" + nonce;
   (*job.mutable_files())[d] = design;
   (*job.mutable_files())[t] = *bench;
-  (*job.mutable_files())[ref] =
-      RenameIdentifier(problem.reference, "RefModule", "RefModule_" + nonce);
+  (*job.mutable_files())[ref] = judge->text;
   job.set_stop_on_failure(true);
   auto* compile = job.add_steps();
   *compile = StepUnderLimits(limits, true);
@@ -149,11 +157,7 @@ ReplayResult ReplayCounterexample(SandboxWorker& worker, const Problem& problem,
        {std::string("iverilog"), std::string("-g2012"), std::string("-Wno-timescale"),
         std::string("-s"), "replay_" + nonce, std::string("-o"), bin, d, t, ref})
     compile->add_argv(a);
-  auto* run = job.add_steps();
-  *run = StepUnderLimits(limits, false);
-  run->add_keep_only(bin);
-  for (const std::string& a : {std::string("vvp"), std::string("-n"), bin, std::string("-none")})
-    run->add_argv(a);
+  *job.add_steps() = SimulationStep(SimulatorKind::kIcarus, bin, secret, limits);
   auto response = worker.Run(job, JobDeadline(limits));
   if (!response.ok() || !response->error().empty()) {
     r.fault = true;
@@ -167,7 +171,7 @@ ReplayResult ReplayCounterexample(SandboxWorker& worker, const Problem& problem,
                                     : std::string("no output"));
     return r;
   }
-  ReadReplayOutput(response->steps(1).output(), tag, &r);
+  ReadReplayOutput(response->steps(1).error_output(), ResultTag(secret), &r);
   return r;
 }
 

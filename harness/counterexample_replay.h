@@ -4,9 +4,11 @@
 // the reference leaves x matches anything; any other difference, x in the design included, is a
 // mismatch). Only a difference the simulation shows makes `counterexample`.
 //
-// The replay's verdict comes from one line carrying a secret tag that appears in no name the
-// design can observe, as the grader's result line does; the design text is the one that was
-// compiled for grading, after its integrity checks (no $finish, no scope tricks).
+// The replay is built like the grader's testbench: every name carries the run's nonce, the
+// reference and the design are driven through their isolation wrappers (design_isolation.h),
+// and the verdict comes from lines on standard error tagged with a secret the replay reads from
+// its command line; the design text is the one that was compiled for grading, after its
+// integrity checks (no $finish, no scope tricks, no file I/O).
 #pragma once
 
 #include <string>
@@ -27,10 +29,11 @@ struct ReplayResult {
   bool fault = false;            // a sandbox fault rather than an answer about the design
 };
 
-// The directed testbench for `trace` (mode "cycle" or "clk2fflogic"), or InvalidArgument when
-// the trace names a signal that is no plain identifier (it came from Yosys's output).
+// The directed testbench for `trace` (mode "cycle" or "clk2fflogic"), instantiating the
+// wrappers `evald_ref_<nonce>` and `evald_dut_<nonce>`, or InvalidArgument when the trace names a
+// signal that is no plain identifier (it came from Yosys's output).
 StatusOr<std::string> BuildReplayBench(const std::vector<TraceStep>& trace, const std::string& mode,
-                                       const std::string& nonce, const std::string& tag);
+                                       const std::string& nonce);
 
 // Compiles and runs the replay of `trace` for the reference and `design` with Icarus.
 ReplayResult ReplayCounterexample(SandboxWorker& worker, const Problem& problem,

@@ -9,6 +9,7 @@
 #include "harness/failure_category.h"
 #include "harness/integrity_check.h"
 #include "harness/result_line.h"
+#include "harness/verilog_lexer.h"
 
 namespace evald {
 
@@ -36,10 +37,12 @@ int ClampToInt(int64_t v) {
   return v < 0 || v > INT32_MAX ? -1 : static_cast<int>(v);
 }
 
-ResultLines ScanOutput(const std::string& output, const std::string& tag) {
+// The verdict travels on standard error, tagged; the design can print only to standard output.
+// Any result line other than the one tagged one is a forgery attempt, on either stream.
+ResultLines ScanOutput(const std::string& out, const std::string& err, const std::string& tag) {
   ResultLines r;
   const std::string prefix = tag + " ";
-  for (auto line : py::SplitFileLines(output)) {
+  for (auto line : py::SplitFileLines(err)) {
     bool is_tagged = py::StartsWith(line, prefix);
     std::string_view body = is_tagged ? line.substr(prefix.size()) : line;
     if (r.tagged > 0 && !py::Strip(line).empty() && !SimulatorTrailer(line))
@@ -56,6 +59,8 @@ ResultLines ScanOutput(const std::string& output, const std::string& tag) {
     r.mismatches = ClampToInt(counts->mismatches);
     r.samples = ClampToInt(counts->samples);
   }
+  for (auto line : py::SplitFileLines(out))
+    if (FindResultLine(line) || line.find(tag) != std::string_view::npos) ++r.untagged;
   return r;
 }
 
@@ -101,6 +106,7 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
   }
   const std::string& out = step.output();
   bool says_oom = out.find("std::bad_alloc") != std::string::npos ||
+                  out.find("ran out of memory") != std::string::npos ||
                   out.find("virtual memory exhausted") != std::string::npos ||
                   out.find("Cannot allocate memory") != std::string::npos;
   if (failed && step.outcome() != StepResult::TIMED_OUT &&
@@ -156,6 +162,28 @@ std::chrono::milliseconds JobDeadline(const SimulatorLimits& limits) {
 
 namespace {
 
+// The design's interface against the reference's, on the text that is compiled.
+void CheckInterface(const ModuleInterface& reference, const std::string& compiled, DesignRun* run) {
+  InterfaceReading reading = ReadModuleInterface(compiled, "TopModule");
+  switch (reading.outcome) {
+    case InterfaceReading::Outcome::kFound: {
+      std::string difference = InterfaceDifference(reference, reading.interface);
+      if (!difference.empty())
+        run->integrity = {true, "the interface differs from the reference's: " + difference};
+      return;
+    }
+    case InterfaceReading::Outcome::kDefinedTwice:
+      run->integrity = {true, reading.problem};
+      return;
+    case InterfaceReading::Outcome::kUnreadable:
+      run->interface_unverified = "its port list could not be read (" + reading.problem + ")";
+      return;
+    case InterfaceReading::Outcome::kNotFound:
+      run->interface_unverified = "it defines no module TopModule";
+      return;
+  }
+}
+
 // Runs the simulator's preprocessor over the design in the sandbox and checks its output; on
 // success `*design_out` is the text to compile. False when the run stops here.
 bool PreprocessAndCheck(SandboxWorker& worker, SimulatorKind simulator,
@@ -184,29 +212,37 @@ bool PreprocessAndCheck(SandboxWorker& worker, SimulatorKind simulator,
     if (!run->preprocessed_oversized) run->status = Status::Internal("preprocessor wrote nothing");
     return false;
   }
-  run->integrity = CheckDesignIntegrity(it->second);
+  std::string compiled = CompiledText(it->second);
+  run->integrity = CheckCompiledDesign(compiled);
   if (run->integrity.violation) {
     run->integrity.reason = "after preprocessing, " + run->integrity.reason;
     return false;
   }
-  *design_out = it->second;
+  *design_out = std::move(compiled);
   return true;
 }
 
 }  // namespace
+
+std::string CompiledText(const std::string& preprocessed) {
+  // Line ends as the simulators' preprocessors read them (ivlpp takes a lone carriage return
+  // for one): no byte is left whose meaning a lexer could read another way.
+  return StripComments(py::TranslateNewlines(preprocessed));
+}
 
 DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,
                     const Problem& problem, const std::string& design) {
   DesignRun run;
   run.limits = limits;
   run.nonce = RandomHex(8);
-  auto bench = HardenTestbench(problem.testbench, problem.reference, run.nonce, RandomHex(16),
+  const std::string secret = RandomHex(kResultSecretLength / 2);
+  auto bench = HardenTestbench(problem.testbench, problem.reference, run.nonce,
                                limits.stop_at_first_mismatch);
   if (!bench.ok()) {
     run.bench_status = bench.status();
     return run;
   }
-  run.tag = bench->tag;
+  run.tag = ResultTag(secret);
   run.stopped_at_first_mismatch = bench->stops_at_first_mismatch;
   if (simulator == SimulatorKind::kVerilator && !worker.layers().ContainsNativeCode()) {
     run.status = Status::Unavailable("refusing to run Verilator outside a complete sandbox (" +
@@ -214,13 +250,16 @@ DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
     return run;
   }
   // The text as written first (no tool runs for a design refused outright), then what the
-  // simulator's preprocessor makes of it, which is what gets compiled.
+  // simulator's preprocessor makes of it, which is what gets compiled, then its interface.
   run.integrity = CheckDesignIntegrity(design);
   if (run.integrity.violation) return run;
   std::string compiled;
   if (!PreprocessAndCheck(worker, simulator, limits, design, &run, &compiled)) return run;
-  auto response = worker.Run(BuildSimulationJob(simulator, *bench, compiled, run.nonce, limits),
-                             JobDeadline(limits));
+  CheckInterface(bench->interface, compiled, &run);
+  if (run.integrity.violation) return run;
+  auto response =
+      worker.Run(BuildSimulationJob(simulator, *bench, compiled, run.nonce, secret, limits),
+                 JobDeadline(limits));
   run.oom_killed = worker.last_job_oom_killed();
   if (!response.ok()) {
     run.status = response.status();
@@ -300,6 +339,13 @@ bool ClassifyBeforeCompile(const DesignRun& run, SimulatorKind simulator,
   v->benchmark = BenchmarkLogCategory(v->log);
   if (LimitVerdict(pp, run.oom_killed, run.limits.compile_address_space, "preprocessing", v))
     return true;
+  // The preprocessor runs as a child of the driver, which reports its death by SIGXCPU as a
+  // plain failure: its CPU time says what happened.
+  if (pp.cpu_ms() + 50 >= uint64_t{kPreprocessCpuSeconds} * 1000) {
+    v->category = category::kTimeout;
+    v->detail = "preprocessing exceeded its CPU-time limit" + Times(pp);
+    return true;
+  }
   const char c = v->benchmark;
   v->category = (c == '?' || c == '.' || c == 'T') ? category::kCompileOther : c;
   v->detail = "preprocessing failed: " + FirstErrorLine(v->log);
@@ -309,7 +355,7 @@ bool ClassifyBeforeCompile(const DesignRun& run, SimulatorKind simulator,
 // The verdict from the simulation's output once it compiled and ran.
 void ClassifySimulation(const DesignRun& run, const StepResult& sim, const std::string& design,
                         const std::string& log, const Calibration* calibration, Verdict* v) {
-  ResultLines res = ScanOutput(sim.output(), run.tag);
+  ResultLines res = ScanOutput(sim.output(), sim.error_output(), run.tag);
   v->mismatches = res.mismatches;
   v->samples_checked = res.samples;
   v->testbench_timeout = res.tagged_timeout;
@@ -372,6 +418,13 @@ void ClassifySimulation(const DesignRun& run, const StepResult& sim, const std::
                 " (simulation ended early)";
     return;
   }
+  if (!run.interface_unverified.empty()) {
+    // It passed against a port list evald could not read: a pass needs a checked interface.
+    v->category = category::kIntegrity;
+    v->detail =
+        "the interface could not be checked against the reference's: " + run.interface_unverified;
+    return;
+  }
   v->passed = true;
   v->category = category::kPass;
   v->detail =
@@ -394,7 +447,7 @@ Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::st
   }
   const StepResult& compile = steps[0];
   std::string log = compile.output();
-  if (steps.size() > 1) log += steps[1].output();
+  if (steps.size() > 1) log += steps[1].output() + steps[1].error_output();
   log = py::ReplaceAll(log, run.tag + " ", "");
   // Keep only the design's own module names in messages.
   log = py::ReplaceAll(log, "_" + nonce, "");

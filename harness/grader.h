@@ -1,11 +1,12 @@
 // Grades one design against one problem: integrity check, hardened testbench, compile and
 // simulate in the sandbox, and a verdict from the testbench's tagged result line.
 //
-// A sample passes when: it compiles; the simulator exits normally with status 0; the output has
-// exactly one tagged "Mismatches: N in M samples" line and no untagged one; N is 0; M equals what
-// the reference reaches against the same testbench (a design that ends the simulation early
-// checks fewer samples); and the testbench's TIMEOUT did not fire unless it fires for the
-// reference too (a known testbench defect, see docs/verdicts.md).
+// A sample passes when: its interface is the reference's; it compiles; the simulator exits
+// normally with status 0; its standard error has exactly one tagged "Mismatches: N in M samples"
+// line and neither stream an untagged one; N is 0; M equals what the reference reaches against
+// the same testbench (a design that ends the simulation early checks fewer samples); and the
+// testbench's TIMEOUT did not fire unless it fires for the reference too (a known testbench
+// defect, see docs/verdicts.md).
 #pragma once
 
 #include <string>
@@ -58,17 +59,24 @@ struct DesignRun {
   bool oom_killed = false;  // the worker's cgroup recorded an OOM kill during the job
   SimulatorLimits limits;   // what the job ran under
   std::string nonce;        // names of scopes and files (the design may see it)
-  std::string tag;          // the result-line tag of the hardened testbench (it may not)
+  std::string tag;          // the result-line tag, from a secret given at run time (it may not)
   bool stopped_at_first_mismatch = false;  // the testbench ends at its first mismatch
   Status bench_status;         // not ok: the testbench cannot be hardened (no result line)
-  IntegrityFinding integrity;  // the design as written, then as preprocessed
-  bool preprocessed = false;   // the preprocessor ran (its step is `preprocess`)
+  IntegrityFinding integrity;  // the design as written, then as compiled, then its interface
+  // Why the design's interface could not be compared with the reference's (its port list could
+  // not be read, or it defines no TopModule): such a design may fail but never pass.
+  std::string interface_unverified;
+  bool preprocessed = false;  // the preprocessor ran (its step is `preprocess`)
   bool preprocessed_oversized = false;
   sandbox::StepResult preprocess;  // the simulator's preprocessor over the design alone
   sandbox::JobResponse response;   // compile and simulate, when the checks let it run
   int ipc_objects_left = 0;        // System V IPC objects the jobs left behind
   std::string compiled;            // the checked, preprocessed text that was compiled
 };
+
+// The text that is compiled: the simulator's preprocessor output with every line end made "\n"
+// and its comments removed (StripComments), checked by CheckCompiledDesign.
+std::string CompiledText(const std::string& preprocessed);
 
 DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,
                     const Problem& problem, const std::string& design);
@@ -85,7 +93,8 @@ Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
                     const Calibration* calibration);
 
 // The design as it is compiled for grading: checked as written, preprocessed in the sandbox,
-// checked again. What formal checks and synthesis read, so that they see what simulation saw.
+// comments removed, checked again. What formal checks and synthesis read, so that they see
+// exactly what simulation compiled (no comment, so no pragma, is left for Yosys to honour).
 StatusOr<std::string> CheckedDesignText(SandboxWorker& worker, SimulatorKind simulator,
                                         const SimulatorLimits& limits, const std::string& design);
 

@@ -1,9 +1,12 @@
 #include "harness/integrity_check.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
 #include "base/py_text.h"
+#include "harness/procedural_regions.h"
+#include "harness/system_names.h"
 #include "harness/verilog_lexer.h"
 
 namespace evald {
@@ -13,60 +16,24 @@ namespace {
 using Kind = VerilogToken::Kind;
 using NameSet = std::set<std::string, std::less<>>;
 
-// Names the verilog-eval testbench gives its own scopes. evald renames them per run anyway
-// (testbench_hardening), so a reference to one could only ever fail to compile; naming it is
-// nonetheless an attempt to reach outside the design and is reported as such.
-const NameSet kTestbenchScopes = {"tb",     "stim1", "good1", "top_module1",
-                                  "stats1", "$root", "$unit"};
+// Names the verilog-eval testbench gives its own scopes. evald renames every name of the
+// testbench per run anyway (testbench_hardening), so a reference to one could only ever fail
+// to compile; naming it is nonetheless an attempt to reach outside the design and is reported.
+const NameSet kTestbenchScopes = {"tb", "stim1", "good1", "top_module1", "stats1"};
 
-// System tasks and functions a design may not call, with the reason (docs/verdicts.md).
-struct Forbidden {
-  const char* name;
+// Keywords whose construct a design may not use at all, with the reason.
+struct ForbiddenWord {
+  const char* word;
   const char* why;
 };
-const Forbidden kForbiddenSystemNames[] = {
-    {"$finish", "ends the simulation (only the testbench may)"},
-    {"$stop", "ends the simulation (only the testbench may)"},
-    {"$fatal", "ends the simulation (only the testbench may)"},
-    {"$exit", "ends the simulation (only the testbench may)"},
-    {"$system", "runs host commands"},
-    {"$c", "runs host code (Verilator)"},
-    {"$cpure", "runs host code (Verilator)"},
-    {"$value$plusargs", "reads the simulator's command line"},
-    {"$test$plusargs", "reads the simulator's command line"},
-    {"$save", "simulator state files"},
-    {"$restart", "simulator state files"},
-    {"$incsave", "simulator state files"},
-    {"$reset", "restarts the simulation"},
-    {"$input", "reads commands from a file"},
-    {"$log", "writes a log file"},
-    {"$nolog", "writes a log file"},
-    {"$key", "writes a key file"},
-    {"$nokey", "writes a key file"},
-    {"$sdf_annotate", "reads a file"},
-    {"$stacktrace", "prints the simulator's call stack"},
-    {"$printtimescale", "prints the instance path"},
-    {"$list", "prints the design hierarchy"},
-    {"$scope", "changes the interactive scope"},
-    {"$showscopes", "prints the design hierarchy"},
-    {"$showvars", "prints the design hierarchy"},
+const ForbiddenWord kForbiddenWords[] = {
+    {"bind", "bind statement (attaches code to other scopes)"},
+    {"final", "final block (runs after the testbench's end)"},
+    {"force", "force (takes a net over from its drivers)"},
+    {"release", "release (of a forced net)"},
+    {"deassign", "deassign (of a procedural continuous assignment)"},
+    {"config", "config block (chooses which module an instance uses)"},
 };
-// System names starting with "$f" that are plain functions, not file I/O.
-const NameSet kAllowedF = {"$floor", "$fell", "$fell_gclk", "$falling_gclk", "$future_gclk"};
-
-// Why a system task or function is refused; nullptr when it is allowed.
-const char* ForbiddenSystemName(std::string_view name) {
-  for (const auto& f : kForbiddenSystemNames)
-    if (name == f.name) return f.why;
-  if (name.size() > 2 && name[1] == 'c' &&
-      name.find_first_not_of("0123456789", 2) == std::string_view::npos)
-    return "runs host code (Verilator)";  // $c8 ... $c64
-  if (py::StartsWith(name, "$f") && !kAllowedF.count(name)) return "file I/O";
-  if (py::StartsWith(name, "$readmem") || py::StartsWith(name, "$sreadmem")) return "reads a file";
-  if (py::StartsWith(name, "$writemem")) return "writes a file";
-  if (py::StartsWith(name, "$dump")) return "writes a waveform file";
-  return nullptr;
-}
 
 // %m and %l print the instance path and library binding: what a design sees of the testbench.
 bool FormatNamesScope(std::string_view body) {
@@ -85,68 +52,220 @@ IntegrityFinding Violation(const VerilogToken& t, const std::string& what) {
   return {true, "line " + std::to_string(t.line) + ": " + what};
 }
 
-// The first violation of one token, given the next one and the names the design uses itself.
-IntegrityFinding CheckToken(const VerilogToken& t, const VerilogToken* next,
-                            const NameSet& used_locally, int* conditional_depth) {
-  const std::string text(t.text);
-  switch (t.kind) {
-    case Kind::kIdentifier:
-      if (t.text == "RefModule") return Violation(t, "names the reference module RefModule");
-      if (kTestbenchScopes.count(t.text) && !used_locally.count(t.text) && next &&
-          next->text == ".")
-        return Violation(t, "hierarchical reference into the testbench (" + text + ".)");
-      if ((t.text == "import" || t.text == "export") && next && next->kind == Kind::kString &&
-          py::StartsWith(next->text, "DPI"))
-        return Violation(t, "DPI " + text + " (native code)");
-      if (t.text == "bind") return Violation(t, "bind statement (attaches code to other scopes)");
-      if (t.text == "final") return Violation(t, "final block (runs after the testbench's end)");
-      break;
-    case Kind::kSystemName:
-      if (kTestbenchScopes.count(t.text) && next && next->text == ".")
-        return Violation(t, "hierarchical reference from " + text);
-      if (const char* why = ForbiddenSystemName(t.text)) return Violation(t, text + ": " + why);
-      break;
-    case Kind::kString:
-      if (FormatNamesScope(t.text))
-        return Violation(t, "%m or %l in a string (prints the testbench's instance path)");
-      break;
-    case Kind::kDirective:
-      if (t.text == "include") return Violation(t, "`include of an outside file");
-      if (py::StartsWith(t.text, "systemc_") || t.text == "verilator_config")
-        return Violation(t, "`" + text + " block (native code)");
-      if (t.text == "ifdef" || t.text == "ifndef") ++*conditional_depth;
-      if (t.text == "endif") --*conditional_depth;
-      break;
-    default:
-      break;
+class TokenChecker {
+ public:
+  explicit TokenChecker(const std::vector<VerilogToken>& tokens)
+      : t_(tokens), regions_(FindProceduralRegions(tokens)) {
+    // A testbench scope name the design also uses on its own (declares it, say a struct
+    // variable `stats1`) is the design's, not the testbench's.
+    for (size_t i = 0; i < t_.size(); ++i) {
+      bool dotted = i + 1 < t_.size() && t_[i + 1].text == ".";
+      if (t_[i].kind == Kind::kIdentifier && !dotted && kTestbenchScopes.count(t_[i].text))
+        used_locally_.emplace(t_[i].text);
+    }
+  }
+
+  IntegrityFinding Run() {
+    if (regions_.too_deep)
+      return {true, "line " + std::to_string(regions_.too_deep_line) + ": statements nested over " +
+                        std::to_string(kMaxStatementNesting) + " deep"};
+    for (size_t i = 0; i < t_.size(); ++i) {
+      IntegrityFinding f = Check(i);
+      if (f.violation) return f;
+    }
+    return {};
+  }
+
+ private:
+  const VerilogToken* Next(size_t i, size_t ahead = 1) const {
+    return i + ahead < t_.size() ? &t_[i + ahead] : nullptr;
+  }
+
+  IntegrityFinding Check(size_t i) const {
+    const VerilogToken& t = t_[i];
+    switch (t.kind) {
+      case Kind::kIdentifier:
+        return CheckIdentifier(i);
+      case Kind::kSystemName:
+        return CheckSystemName(i);
+      case Kind::kString:
+        if (FormatNamesScope(t.text))
+          return Violation(t, "%m or %l in a string (prints the testbench's instance path)");
+        return {};
+      default:
+        return {};
+    }
+  }
+
+  IntegrityFinding CheckIdentifier(size_t i) const {
+    const VerilogToken& t = t_[i];
+    const VerilogToken* next = Next(i);
+    const std::string text(t.text);
+    if (t.text == "RefModule") return Violation(t, "names the reference module RefModule");
+    if (kTestbenchScopes.count(t.text) && !used_locally_.count(t.text) && next && next->text == ".")
+      return Violation(t, "hierarchical reference into the testbench (" + text + ".)");
+    if (t.escaped) {
+      if (!t.text.empty() && t.text[0] == '$')
+        return Violation(t, "escaped identifier \\" + text + " (a system task's name)");
+      return {};
+    }
+    if ((t.text == "import" || t.text == "export") && next && next->kind == Kind::kString &&
+        py::StartsWith(next->text, "DPI"))
+      return Violation(t, "DPI " + text + " (native code)");
+    for (const auto& f : kForbiddenWords)
+      if (t.text == f.word) return Violation(t, f.why);
+    if (t.text == "assign" && regions_.procedural[i])
+      return Violation(t, "procedural assign (takes a variable over from its other assignments)");
+    return {};
+  }
+
+  IntegrityFinding CheckSystemName(size_t i) const {
+    const VerilogToken& t = t_[i];
+    const std::string text(t.text);
+    if (t.text == "$") return {};  // the last index of a queue or range, not a task
+    if (t.text == "$root" || t.text == "$unit")
+      return Violation(t, text + " (names reaching out of the design)");
+    const AllowedSystemName* allowed = FindAllowedSystemName(t.text);
+    if (allowed == nullptr) return Violation(t, text + ": " + std::string(RefusalReason(t.text)));
+    if (allowed->needs_seed_variable) {
+      // Exactly `$random ( identifier )`: the seed is a variable the design declares.
+      const VerilogToken *open = Next(i), *seed = Next(i, 2), *close = Next(i, 3);
+      bool seeded = open && open->text == "(" && seed && seed->kind == Kind::kIdentifier && close &&
+                    close->text == ")";
+      if (!seeded) return Violation(t, text + ": " + std::string(RefusalReason(t.text)));
+    }
+    return {};
+  }
+
+  const std::vector<VerilogToken>& t_;
+  ProceduralRegions regions_;
+  NameSet used_locally_;
+};
+
+IntegrityFinding SizeFinding(std::string_view text) {
+  if (text.size() <= kMaxLexedBytes) return {};
+  return {true, "the design is " + std::to_string(text.size()) + " bytes, over the " +
+                    std::to_string(kMaxLexedBytes) + "-byte limit"};
+}
+
+// Directives as written: no outside files, no native code, balanced conditionals.
+IntegrityFinding CheckWrittenDirectives(const std::vector<VerilogToken>& tokens) {
+  int conditional_depth = 0;
+  for (const auto& t : tokens) {
+    if (t.kind != Kind::kDirective) continue;
+    const std::string text(t.text);
+    if (t.text == "include") return Violation(t, "`include of an outside file");
+    if (py::StartsWith(t.text, "systemc_") || t.text == "verilator_config")
+      return Violation(t, "`" + text + " block (native code)");
+    if (t.text == "ifdef" || t.text == "ifndef") ++conditional_depth;
+    if (t.text == "endif") --conditional_depth;
+  }
+  // An unclosed `ifdef in the design would swallow whatever is compiled after it.
+  if (conditional_depth != 0) return {true, "unbalanced `ifdef/`endif (would hide the testbench)"};
+  return {};
+}
+
+// `name` alone on its line, with plain arguments: nothing a second preprocessing could expand.
+bool PlainDirectiveLine(std::string_view line, std::string_view name) {
+  std::string words;
+  for (char c : line) words += (c == '/' ? ' ' : c);
+  std::vector<std::string> w;
+  for (auto part : py::SplitBlanks(py::Strip(words))) w.emplace_back(part);
+  if (w.empty() || w[0] != "`" + std::string(name)) return false;
+  auto unit = [](const std::string& s) {
+    return s == "s" || s == "ms" || s == "us" || s == "ns" || s == "ps" || s == "fs";
+  };
+  auto magnitude_unit = [&](const std::string& s) {  // "1ns" or "1" then "ns"
+    size_t digits = s.find_first_not_of("0123456789");
+    if (digits == 0) return false;
+    std::string m = s.substr(0, digits);
+    return (m == "1" || m == "10" || m == "100") &&
+           (digits == std::string::npos || unit(s.substr(digits)));
+  };
+  if (name == "timescale") {
+    // `timescale 1ns/1ps, `timescale 1 ns / 1 ps and the mixed forms
+    std::vector<std::string> parts;
+    for (size_t k = 1; k < w.size(); ++k) {
+      if (unit(w[k]) && !parts.empty() &&
+          parts.back().find_first_not_of("0123456789") == std::string::npos)
+        parts.back() += w[k];
+      else
+        parts.push_back(w[k]);
+    }
+    if (parts.size() != 2) return false;
+    for (const auto& p : parts)
+      if (!magnitude_unit(p) || p.find_first_not_of("0123456789") == std::string::npos)
+        return false;
+    return true;
+  }
+  if (name == "default_nettype") {
+    static const std::set<std::string> kTypes = {
+        "none", "wire", "tri", "tri0", "tri1", "wand", "triand", "wor", "trior", "trireg", "uwire"};
+    return w.size() == 2 && kTypes.count(w[1]);
+  }
+  return w.size() == 1;
+}
+
+// The one-text rule: every backtick left is an inert directive alone on its line.
+IntegrityFinding CheckNoFurtherExpansion(std::string_view compiled,
+                                         const std::vector<VerilogToken>& tokens) {
+  // Lines as the lexer counts them: ended by '\n' alone.
+  std::vector<std::string_view> lines;
+  for (size_t start = 0; start <= compiled.size();) {
+    size_t end = compiled.find('\n', start);
+    if (end == std::string_view::npos) end = compiled.size();
+    lines.push_back(compiled.substr(start, end - start));
+    start = end + 1;
+  }
+  size_t inert = 0;
+  for (const auto& t : tokens) {
+    if (t.kind == Kind::kComment) return Violation(t, "a comment remains in the compiled text");
+    if (t.kind != Kind::kDirective) continue;
+    const std::string name(t.text);
+    if (!InertDirective(t.text))
+      return Violation(t, "`" + name +
+                              " remains after the design was preprocessed (it would be "
+                              "expanded again when compiled)");
+    std::string_view line = t.line >= 1 && static_cast<size_t>(t.line) <= lines.size()
+                                ? lines[t.line - 1]
+                                : std::string_view();
+    if (!PlainDirectiveLine(line, t.text))
+      return Violation(t, "`" + name + " must stand alone on its line with plain arguments");
+    ++inert;
+  }
+  const size_t backticks = static_cast<size_t>(std::count(compiled.begin(), compiled.end(), '`'));
+  if (backticks != inert) {
+    // A backtick inside a string or an escaped name: no preprocessor may see it again.
+    size_t at = compiled.find('`');
+    for (const auto& t : tokens) {
+      if (t.kind == Kind::kDirective) continue;
+      if (t.text.find('`') != std::string_view::npos)
+        return Violation(t, "a backtick inside a string or name after preprocessing");
+    }
+    return {true, "a backtick at byte " + std::to_string(at) + " remains after preprocessing"};
   }
   return {};
 }
 
 }  // namespace
 
+bool InertDirective(std::string_view name) {
+  return name == "timescale" || name == "default_nettype" || name == "resetall" ||
+         name == "celldefine" || name == "endcelldefine";
+}
+
 IntegrityFinding CheckDesignIntegrity(std::string_view design) {
-  if (design.size() > kMaxLexedBytes)
-    return {true, "the design is " + std::to_string(design.size()) + " bytes, over the " +
-                      std::to_string(kMaxLexedBytes) + "-byte limit"};
+  if (auto f = SizeFinding(design); f.violation) return f;
   auto tokens = TokenizeVerilog(design);
-  // A testbench scope name the design also uses on its own (declares it, say a struct
-  // variable `stats1`) is the design's, not the testbench's.
-  NameSet used_locally;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    bool dotted = i + 1 < tokens.size() && tokens[i + 1].text == ".";
-    if (tokens[i].kind == Kind::kIdentifier && !dotted && kTestbenchScopes.count(tokens[i].text))
-      used_locally.emplace(tokens[i].text);
-  }
-  int conditional_depth = 0;
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    const VerilogToken* next = i + 1 < tokens.size() ? &tokens[i + 1] : nullptr;
-    IntegrityFinding f = CheckToken(tokens[i], next, used_locally, &conditional_depth);
-    if (f.violation) return f;
-  }
-  // An unclosed `ifdef in the design would swallow the testbench compiled after it.
-  if (conditional_depth != 0) return {true, "unbalanced `ifdef/`endif (would hide the testbench)"};
-  return {};
+  if (auto f = CheckWrittenDirectives(tokens); f.violation) return f;
+  return TokenChecker(tokens).Run();
+}
+
+IntegrityFinding CheckCompiledDesign(std::string_view compiled) {
+  if (auto f = SizeFinding(compiled); f.violation) return f;
+  auto with_comments = TokenizeVerilog(compiled, /*keep_comments=*/true);
+  if (auto f = CheckNoFurtherExpansion(compiled, with_comments); f.violation) return f;
+  return TokenChecker(TokenizeVerilog(compiled)).Run();
 }
 
 }  // namespace evald

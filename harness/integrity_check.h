@@ -1,8 +1,15 @@
 // Static checks on a design before it is graded: a design may only be itself. It must not
 // name the reference model, reach into the testbench by hierarchical name, pull in host files,
-// or carry native code (Verilator runs $system, $c, DPI imports and `systemc_ blocks).
+// carry native code, call a system task or function outside the allow-list (system_names.h),
+// or take over nets procedurally (force, release, deassign, procedural assign).
 // A violation makes the sample fail with category I, whatever the simulation says; the
 // sandbox still contains what the design would have done.
+//
+// A design is checked twice: as written (CheckDesignIntegrity), and as it is compiled
+// (CheckCompiledDesign): the simulator's own preprocessor output with evald's comment removal
+// applied. The compiled text must not be preprocessed again by anything: after the expansion no
+// backtick may remain but those of a few inert directives (`timescale, `default_nettype,
+// `resetall, `celldefine, `endcelldefine), each alone on its line in its plain form.
 #pragma once
 
 #include <string>
@@ -16,5 +23,10 @@ struct IntegrityFinding {
 };
 
 IntegrityFinding CheckDesignIntegrity(std::string_view design);
+
+IntegrityFinding CheckCompiledDesign(std::string_view compiled);
+
+// The directives that may remain in a compiled design (without their backtick).
+bool InertDirective(std::string_view name);
 
 }  // namespace evald

@@ -55,9 +55,28 @@ sandbox::StepSpec StepUnderLimits(const SimulatorLimits& l, bool compile) {
   return s;
 }
 
+sandbox::StepSpec SimulationStep(SimulatorKind kind, const std::string& binary,
+                                 const std::string& secret, const SimulatorLimits& limits) {
+  sandbox::StepSpec run = StepUnderLimits(limits, false);
+  // The simulation finds only its compiled binary: not the sources (testbench, reference).
+  run.add_keep_only(kind == SimulatorKind::kIcarus ? binary : "obj/" + binary);
+  run.set_separate_stderr(true);
+  run.set_hide_proc(true);
+  if (kind == SimulatorKind::kIcarus) {
+    // -none: no waveform file; nothing reads it and writing it costs time and scratch space.
+    for (const std::string& a :
+         {std::string("vvp"), std::string("-n"), binary, std::string("-none")})
+      run.add_argv(a);
+  } else {
+    run.add_argv("./obj/" + binary);
+  }
+  run.add_argv(ResultTagPlusarg(secret));
+  return run;
+}
+
 sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& bench,
                                        const std::string& design, const std::string& nonce,
-                                       const SimulatorLimits& limits) {
+                                       const std::string& secret, const SimulatorLimits& limits) {
   sandbox::JobRequest job;
   JobFiles f = JobFileNames(nonce);
   (*job.mutable_files())[f.design] = design;
@@ -66,10 +85,6 @@ sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& 
   job.set_stop_on_failure(true);
   auto* compile = job.add_steps();
   *compile = StepUnderLimits(limits, true);
-  auto* run = job.add_steps();
-  *run = StepUnderLimits(limits, false);
-  // The simulation finds only its compiled binary: not the sources (testbench, reference).
-  run->add_keep_only(kind == SimulatorKind::kIcarus ? f.binary : "obj/" + f.binary);
   if (kind == SimulatorKind::kIcarus) {
     // The benchmark's command line, with the renamed top.
     for (const std::string& a :
@@ -77,10 +92,6 @@ sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& 
           std::string("-Wno-timescale"), std::string("-g2012"), std::string("-s"), bench.top,
           std::string("-o"), f.binary, f.design, f.testbench, f.reference})
       compile->add_argv(a);
-    // -none: no waveform file; nothing reads it and writing it costs time and scratch space.
-    for (const std::string& a :
-         {std::string("vvp"), std::string("-n"), f.binary, std::string("-none")})
-      run->add_argv(a);
   } else {
     for (const std::string& a :
          {std::string("verilator"), std::string("--binary"), std::string("--timing"),
@@ -89,8 +100,8 @@ sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& 
           std::string("-Mdir"), std::string("obj"), std::string("-o"), f.binary, f.design,
           f.testbench, f.reference})
       compile->add_argv(a);
-    run->add_argv("./obj/" + f.binary);
   }
+  *job.add_steps() = SimulationStep(kind, f.binary, secret, limits);
   return job;
 }
 
@@ -101,7 +112,8 @@ sandbox::JobRequest BuildPreprocessJob(SimulatorKind kind, const std::string& de
   (*job.mutable_files())[f.design] = design;  // alone: an `include finds nothing of the problem
   auto* step = job.add_steps();
   *step = StepUnderLimits(limits, true);
-  step->set_timeout_ms(std::min<uint32_t>(limits.compile_timeout_ms, 20000));
+  step->set_cpu_seconds(kPreprocessCpuSeconds);
+  step->set_timeout_ms(kPreprocessWallMs);
   step->set_file_size_bytes(kMaxPreprocessedBytes + 1);
   if (kind == SimulatorKind::kIcarus) {
     for (const std::string& a : {std::string("iverilog"), std::string("-E"), std::string("-g2012"),
@@ -109,9 +121,10 @@ sandbox::JobRequest BuildPreprocessJob(SimulatorKind kind, const std::string& de
       step->add_argv(a);
   } else {
     // verilator -E writes to stdout, which also carries its messages; the file is clean.
+    // -P: no `line markers (they would be backticks left in the text).
     step->add_argv("/bin/sh");
     step->add_argv("-c");
-    step->add_argv("exec verilator -E " + f.design + " > " + f.preprocessed);
+    step->add_argv("exec verilator -E -P " + f.design + " > " + f.preprocessed);
   }
   job.add_collect(f.preprocessed);
   job.set_collect_max_bytes(kMaxPreprocessedBytes);

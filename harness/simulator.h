@@ -51,13 +51,26 @@ struct JobFiles {
 };
 JobFiles JobFileNames(const std::string& nonce);
 
-// Step 0 compiles, step 1 simulates (stop on failure) with nothing but the binary beside it.
+// Step 0 compiles (the design first, as the benchmark does, then the testbench and the
+// reference), step 1 simulates (stop on failure) with nothing but the binary beside it, without
+// /proc, its standard error apart, and the result tag's secret on its command line.
 sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& bench,
                                        const std::string& design, const std::string& nonce,
-                                       const SimulatorLimits& limits);
+                                       const std::string& secret, const SimulatorLimits& limits);
+
+// The simulation step of a compiled binary (`binary`, in the scratch directory) under these
+// limits: what BuildSimulationJob and the counterexample replay run.
+sandbox::StepSpec SimulationStep(SimulatorKind kind, const std::string& binary,
+                                 const std::string& secret, const SimulatorLimits& limits);
 
 // The largest preprocessed design accepted (macro expansion can multiply a small file).
 inline constexpr uint64_t kMaxPreprocessedBytes = 2u << 20;
+
+// Preprocessing a real design takes milliseconds; a macro that expands itself forever spins
+// until its CPU-time limit (a letter that does not depend on the machine's load), and the wall
+// clock is only the backstop for a step that waits.
+inline constexpr uint32_t kPreprocessCpuSeconds = 2;
+inline constexpr uint32_t kPreprocessWallMs = 10000;
 
 // A job that runs the simulator's own preprocessor over the design alone and returns its output
 // (collected file JobFiles::preprocessed). What is checked and then compiled is that output, so

@@ -1,6 +1,12 @@
 #include "harness/testbench_hardening.h"
 
+#include <set>
+
 #include "base/py_text.h"
+#include "harness/design_isolation.h"
+#include "harness/instance_connections.h"
+#include "harness/judge_renaming.h"
+#include "harness/verilog_lexer.h"
 
 namespace evald {
 
@@ -25,64 +31,168 @@ std::string RenameIdentifier(const std::string& text, const std::string& name,
   return out;
 }
 
+std::string ResultTag(const std::string& secret) {
+  return "[evald-" + secret + "]";
+}
+
+std::string ResultTagPlusarg(const std::string& secret) {
+  return "+evald_tag=" + secret;
+}
+
+std::string ResultTagDeclaration(const std::string& nonce) {
+  const std::string var = "evald_tag_" + nonce;
+  return "\n  reg [" + std::to_string(8 * kResultSecretLength - 1) + ":0] " + var +
+         ";\n  initial if (!$value$plusargs(\"evald_tag=%s\", " + var + ")) " + var + " = 0;\n";
+}
+
+std::string TaggedDisplayCall(const std::string& nonce, const std::string& format) {
+  // 32'h8000_0002: the simulators' descriptor for standard error.
+  return "$fdisplay(32'h8000_0002, \"[evald-%0s] " + format + "\", evald_tag_" + nonce;
+}
+
 namespace {
 
-// Puts `tag` in front of the text of every `$display("TIMEOUT"` (blanks allowed around the
-// parenthesis), in one pass.
-std::string TagTimeoutLines(const std::string& tb, const std::string& tag) {
-  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+using Kind = VerilogToken::Kind;
+using NameSet = std::set<std::string, std::less<>>;
+
+NameSet PortNames(const ModuleInterface& interface) {
+  NameSet names;
+  for (const auto& p : interface.ports) names.insert(p.name);
+  return names;
+}
+
+// The testbench's result and TIMEOUT displays become tagged writes to standard error:
+// $display("Mismatches: ...", a, b) -> $fdisplay(STDERR, "[evald-%0s] Mismatches: ...", tag, a, b)
+StatusOr<std::string> TagResultLines(const std::string& tb, const std::string& nonce) {
+  const auto t = TokenizeVerilog(tb);
   std::string out;
-  size_t pos = 0;
-  while (true) {
-    size_t hit = tb.find("$display", pos);
-    if (hit == std::string::npos) break;
-    size_t j = hit + 8;
-    while (j < tb.size() && blank(tb[j])) ++j;
-    bool open = j < tb.size() && tb[j] == '(';
-    if (open) ++j;
-    while (open && j < tb.size() && blank(tb[j])) ++j;
-    bool timeout = open && tb.compare(j, 9, "\"TIMEOUT\"") == 0;
-    out.append(tb, pos, timeout ? j + 1 - pos : hit + 8 - pos);
-    if (timeout) out += tag + " ";
-    pos = timeout ? j + 1 : hit + 8;
+  size_t copied = 0, results = 0;
+  for (size_t i = 0; i + 2 < t.size(); ++i) {
+    if (t[i].kind != Kind::kSystemName || t[i].text != "$display" || t[i + 1].text != "(" ||
+        t[i + 2].kind != Kind::kString)
+      continue;
+    const std::string_view body = t[i + 2].text;
+    const bool result = py::StartsWith(body, "Mismatches:");
+    if (!result && body != "TIMEOUT") continue;
+    results += result ? 1 : 0;
+    const size_t call = static_cast<size_t>(t[i].text.data() - tb.data());
+    const size_t string_end = static_cast<size_t>(body.data() - tb.data()) + body.size() + 1;
+    out.append(tb, copied, call - copied);
+    out += TaggedDisplayCall(nonce, std::string(body));
+    copied = string_end;
   }
-  out.append(tb, pos, std::string::npos);
+  out.append(tb, copied, std::string::npos);
+  if (results == 0) return Status::Corruption("testbench prints no \"Mismatches:\" result line");
   return out;
+}
+
+// Inserts `text` after the header (the first ';') of module `module`.
+StatusOr<std::string> InsertAfterHeader(const std::string& source, const std::string& module,
+                                        const std::string& text) {
+  const auto t = TokenizeVerilog(source);
+  for (size_t i = 0; i + 1 < t.size(); ++i) {
+    if (t[i].text != "module" || t[i + 1].text != module) continue;
+    int depth = 0;
+    for (size_t j = i + 2; j < t.size(); ++j) {
+      if (t[j].text == "(") ++depth;
+      if (t[j].text == ")") --depth;
+      if (depth == 0 && t[j].text == ";") {
+        const size_t at = static_cast<size_t>(t[j].text.data() - source.data()) + 1;
+        return source.substr(0, at) + text + source.substr(at);
+      }
+    }
+  }
+  return Status::Corruption("testbench has no module tb");
+}
+
+}  // namespace
+
+StatusOr<ModuleInterface> ReadReferenceInterface(const std::string& reference) {
+  InterfaceReading reading = ReadModuleInterface(reference, "RefModule");
+  if (reading.outcome != InterfaceReading::Outcome::kFound)
+    return Status::Corruption(reading.problem.empty()
+                                  ? std::string("the reference defines no module RefModule")
+                                  : "the reference's interface: " + reading.problem);
+  return reading.interface;
+}
+
+StatusOr<JudgeReference> PrepareJudgeReference(const std::string& reference,
+                                               const std::string& nonce,
+                                               const std::string& reference_instance) {
+  auto interface = ReadReferenceInterface(reference);
+  if (!interface.ok()) return interface.status();
+  JudgeReference j;
+  j.interface = std::move(*interface);
+  j.reference_wrapper = "evald_ref_" + nonce;
+  j.design_wrapper = "evald_dut_" + nonce;
+  NameSet keep = PortNames(j.interface);
+  keep.insert("RefModule");
+  const std::string renamed =
+      RenameIdentifier(RenameJudgeNames(reference, keep, nonce), "RefModule", "RefModule_" + nonce);
+  auto ref_wrapper = IsolationWrapper(
+      j.interface, {j.reference_wrapper, "RefModule_" + nonce, "reference_" + nonce, nonce, ""});
+  if (!ref_wrapper.ok()) return ref_wrapper.status().Annotate("the reference cannot be isolated");
+  auto dut_wrapper = IsolationWrapper(
+      j.interface, {j.design_wrapper, "TopModule", "design_" + nonce, nonce, reference_instance});
+  if (!dut_wrapper.ok()) return dut_wrapper.status().Annotate("the reference cannot be isolated");
+  j.text = "`default_nettype none\n" + renamed + "\n" + *ref_wrapper + *dut_wrapper;
+  return j;
+}
+
+namespace {
+
+// The testbench's instances of the two wrappers; both must be driven by the same inputs, since
+// the design's copies are taken from the reference's.
+StatusOr<std::string> ReferenceInstance(const std::string& tb, const ModuleInterface& ports,
+                                        const std::string& nonce) {
+  auto ref = FindSingleInstance(tb, "evald_ref_" + nonce, ports);
+  if (!ref.ok()) return Status::Corruption("the testbench's reference: " + ref.status().message());
+  auto dut = FindSingleInstance(tb, "evald_dut_" + nonce, ports);
+  if (!dut.ok()) return Status::Corruption("the testbench's design: " + dut.status().message());
+  for (const auto& p : ports.ports) {
+    if (p.direction != PortDeclaration::Direction::kInput) continue;
+    if (ref->connections[p.name] != dut->connections[p.name])
+      return Status::Corruption("the testbench drives input " + p.name +
+                                " of the reference and of the design differently");
+  }
+  return ref->instance;
 }
 
 }  // namespace
 
 StatusOr<HardenedBench> HardenTestbench(const std::string& testbench, const std::string& reference,
-                                        const std::string& nonce, const std::string& secret,
-                                        bool stop_at_first_mismatch) {
+                                        const std::string& nonce, bool stop_at_first_mismatch) {
+  auto interface = ReadReferenceInterface(reference);
+  if (!interface.ok()) return interface.status();
+  NameSet keep = PortNames(*interface);
+  keep.insert({"TopModule", "RefModule"});
+  std::string tb = RenameJudgeNames(testbench, keep, nonce);
+  tb = RenameIdentifier(tb, "TopModule", "evald_dut_" + nonce);
+  tb = RenameIdentifier(tb, "RefModule", "evald_ref_" + nonce);
+  auto instance = ReferenceInstance(tb, *interface, nonce);
+  if (!instance.ok()) return instance.status();
+  auto judge = PrepareJudgeReference(reference, nonce, *instance);
+  if (!judge.ok()) return judge.status();
   HardenedBench h;
-  h.tag = "[evald-" + secret + "]";
   h.top = "tb_" + nonce;
-  std::string tb = testbench, ref = reference;
-  for (const char* scope : {"stim1", "good1", "top_module1", "stats1", "stimulus_gen"}) {
-    tb = RenameIdentifier(tb, scope, std::string(scope) + "_" + nonce);
-  }
-  tb = RenameIdentifier(tb, "tb", h.top);
-  tb = RenameIdentifier(tb, "RefModule", "RefModule_" + nonce);
-  ref = RenameIdentifier(ref, "RefModule", "RefModule_" + nonce);
-
-  // Tag the result and timeout lines inside their format strings.
-  if (tb.find("\"Mismatches:") == std::string::npos)
-    return Status::Corruption("testbench prints no \"Mismatches:\" result line");
-  tb = py::ReplaceAll(tb, "\"Mismatches:", "\"" + h.tag + " Mismatches:");
-  h.testbench = TagTimeoutLines(tb, h.tag);
+  h.interface = judge->interface;
+  h.reference = std::move(judge->text);
+  auto tagged = TagResultLines(tb, nonce);
+  if (!tagged.ok()) return tagged.status();
+  auto with_tag = InsertAfterHeader(*tagged, h.top, ResultTagDeclaration(nonce));
+  if (!with_tag.ok()) return with_tag.status();
+  h.testbench = "`resetall\n`default_nettype none\n" + *with_tag;
   if (stop_at_first_mismatch) {
     // verilog-eval's testbenches count a mismatching sample with exactly this statement, once,
     // inside the `if (!tb_match) begin ... end` of their checking block. A testbench without
     // it simply runs to its end.
-    const std::string counter = "stats1_" + nonce + ".errors++;";
+    const std::string counter = "stats1_" + nonce + ".errors_" + nonce + "++;";
     const size_t at = h.testbench.find(counter);
     if (at != std::string::npos && h.testbench.find(counter, at + 1) == std::string::npos) {
       h.testbench.insert(at + counter.size(), " $finish;");
       h.stops_at_first_mismatch = true;
     }
   }
-  h.reference = std::move(ref);
   return h;
 }
 

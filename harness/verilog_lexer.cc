@@ -12,67 +12,104 @@ bool IsIdentChar(char c) {
 bool IsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
+
+// The end (one past) of the token starting at `i`, and its kind.
+struct Span {
+  size_t end;
+  VerilogToken::Kind kind;
+};
+
+Span ScanToken(std::string_view s, size_t i) {
+  using Kind = VerilogToken::Kind;
+  const char c = s[i];
+  if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+    size_t end = s.find('\n', i);
+    return {end == std::string_view::npos ? s.size() : end, Kind::kComment};
+  }
+  if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+    size_t end = s.find("*/", i + 2);
+    return {end == std::string_view::npos ? s.size() : end + 2, Kind::kComment};
+  }
+  if (c == '"') {
+    size_t j = i + 1;
+    while (j < s.size() && s[j] != '"' && s[j] != '\n')
+      j += (s[j] == '\\' && j + 1 < s.size() && s[j + 1] != '\n') ? 2 : 1;
+    return {j < s.size() && s[j] == '"' ? j + 1 : j, Kind::kString};
+  }
+  if (c == '\\') {  // escaped identifier: up to white space
+    size_t j = i + 1;
+    while (j < s.size() && !IsSpace(s[j])) ++j;
+    return {j, Kind::kIdentifier};
+  }
+  if (c == '$' || c == '`' || IsIdentStart(c)) {
+    size_t j = i + 1;
+    while (j < s.size() && IsIdentChar(s[j])) ++j;
+    return {j, c == '$' ? Kind::kSystemName : c == '`' ? Kind::kDirective : Kind::kIdentifier};
+  }
+  if (c >= '0' && c <= '9') {
+    size_t j = i + 1;
+    while (j < s.size() && (IsIdentChar(s[j]) || s[j] == '\'')) ++j;
+    return {j, Kind::kNumber};
+  }
+  return {i + 1, Kind::kPunct};
+}
+
+// The token's text as VerilogToken describes it.
+std::string_view TokenText(std::string_view s, size_t i, Span span) {
+  using Kind = VerilogToken::Kind;
+  if (span.kind == Kind::kString) {
+    size_t end = span.end;
+    if (end > i + 1 && s[end - 1] == '"') --end;
+    return s.substr(i + 1, end - i - 1);
+  }
+  if (span.kind == Kind::kDirective || (span.kind == Kind::kIdentifier && s[i] == '\\'))
+    return s.substr(i + 1, span.end - i - 1);
+  return s.substr(i, span.end - i);
+}
+
 }  // namespace
 
-std::vector<VerilogToken> TokenizeVerilog(std::string_view s) {
+std::vector<VerilogToken> TokenizeVerilog(std::string_view s, bool keep_comments) {
   std::vector<VerilogToken> out;
   size_t i = 0;
   int line = 1;
-  auto advance = [&](size_t to) {
-    for (; i < to && i < s.size(); ++i)
-      if (s[i] == '\n') ++line;
-  };
   while (i < s.size()) {
-    char c = s[i];
-    if (IsSpace(c)) {
-      advance(i + 1);
+    if (IsSpace(s[i])) {
+      if (s[i] == '\n') ++line;
+      ++i;
       continue;
     }
-    if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
-      size_t end = s.find('\n', i);
-      advance(end == std::string_view::npos ? s.size() : end);
+    Span span = ScanToken(s, i);
+    if (span.kind != VerilogToken::Kind::kComment || keep_comments) {
+      VerilogToken t{span.kind, TokenText(s, i, span), line};
+      t.escaped = span.kind == VerilogToken::Kind::kIdentifier && s[i] == '\\';
+      out.push_back(t);
+    }
+    for (; i < span.end; ++i)
+      if (s[i] == '\n') ++line;
+  }
+  return out;
+}
+
+std::string StripComments(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    if (IsSpace(s[i])) {
+      out += s[i++];
       continue;
     }
-    if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
-      size_t end = s.find("*/", i + 2);
-      advance(end == std::string_view::npos ? s.size() : end + 2);
+    Span span = ScanToken(s, i);
+    if (span.kind != VerilogToken::Kind::kComment) {
+      out.append(s.substr(i, span.end - i));
+      i = span.end;
       continue;
     }
-    int start_line = line;
-    if (c == '"') {
-      size_t j = i + 1;
-      while (j < s.size() && s[j] != '"') j += (s[j] == '\\' && j + 1 < s.size()) ? 2 : 1;
-      out.push_back({VerilogToken::Kind::kString, s.substr(i + 1, j - i - 1), start_line});
-      advance(j + 1);
-      continue;
-    }
-    if (c == '\\') {  // escaped identifier: up to white space
-      size_t j = i + 1;
-      while (j < s.size() && !IsSpace(s[j])) ++j;
-      out.push_back({VerilogToken::Kind::kIdentifier, s.substr(i + 1, j - i - 1), start_line});
-      advance(j);
-      continue;
-    }
-    if (c == '$' || c == '`' || IsIdentStart(c)) {
-      size_t j = i + 1;
-      while (j < s.size() && IsIdentChar(s[j])) ++j;
-      auto kind = c == '$'   ? VerilogToken::Kind::kSystemName
-                  : c == '`' ? VerilogToken::Kind::kDirective
-                             : VerilogToken::Kind::kIdentifier;
-      size_t from = c == '`' ? i + 1 : i;
-      out.push_back({kind, s.substr(from, j - from), start_line});
-      advance(j);
-      continue;
-    }
-    if (c >= '0' && c <= '9') {
-      size_t j = i + 1;
-      while (j < s.size() && (IsIdentChar(s[j]) || s[j] == '\'')) ++j;
-      out.push_back({VerilogToken::Kind::kNumber, s.substr(i, j - i), start_line});
-      advance(j);
-      continue;
-    }
-    out.push_back({VerilogToken::Kind::kPunct, s.substr(i, 1), start_line});
-    advance(i + 1);
+    // A blank where the comment was (it separated tokens), its line breaks kept.
+    out += ' ';
+    for (; i < span.end; ++i)
+      if (s[i] == '\n') out += '\n';
   }
   return out;
 }

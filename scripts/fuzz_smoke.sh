@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the grader's libFuzzer targets with clang (coverage, ASan, UBSan) and runs each for a
-# short while, seeded with the hostile corpus: the integrity check, the Verilog lexer and the
-# simulator-output classifier. A crash, a leak, a timeout or UB fails the run; the finding is
-# left in build-fuzz/findings/. Usage: scripts/fuzz_smoke.sh [SECONDS_PER_TARGET] (default 30)
+# short while, seeded with the hostile corpus: the integrity check, the Verilog lexer, the
+# simulator-output classifier, the Yosys-output parsers and the preprocessor differential (the
+# check's token view against the real iverilog -E and verilator -E, run on each input). A crash,
+# a leak, a timeout or UB fails the run; the finding is left in build-fuzz/findings/. Usage: scripts/fuzz_smoke.sh [SECONDS_PER_TARGET] (default 30)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${1:-30}"
-TARGETS=(check_integrity lex_verilog classify_output parse_yosys_output)
+TARGETS=(check_integrity lex_verilog classify_output parse_yosys_output preprocessor_differential)
 
 if ! command -v clang++ >/dev/null; then
   echo "fuzz_smoke: clang++ not found; skipped (scripts/install-deps.sh installs it)"

@@ -211,7 +211,7 @@ TEST(CrossCheckParsing, ReplayBenchRefusesNamesThatAreNotPlainIdentifiers) {
   s.inputs = {{"a); $finish; //", "1"}};
   s.gold = {{"out", "1"}};
   s.gate = {{"out", "0"}};
-  EXPECT_FALSE(BuildReplayBench({s}, "cycle", "n", "[t]").ok());
+  EXPECT_FALSE(BuildReplayBench({s}, "cycle", "n").ok());
 }
 
 TEST(CrossCheckParsing, StatAndLongestPath) {

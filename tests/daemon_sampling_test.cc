@@ -15,6 +15,11 @@ namespace {
 // metrics side by side. stories260K writes stories, not Verilog: the pipeline is under test.
 const std::string kStoriesModel = std::string(EVALD_SHARED_DIR) + "/models/stories260K-q8_0.gguf";
 const char* kModelKeyEnv = "EVALD_TEST_MODEL_SERVER_KEY";
+// The operator allows loopback endpoints, declares the model servers' key as a secret and
+// allows the shared models directory.
+const std::string kSamplingPolicy =
+    std::string("--allow-endpoint 127.0.0.1/32 --secret model=env:") + kModelKeyEnv +
+    " --model-root " + EVALD_SHARED_DIR + "/models";
 
 std::string SamplingRunBody(const std::string& checkpoint, const std::string& extra = "") {
   return R"({"spec":{"checkpoint_id":")" + checkpoint +
@@ -37,12 +42,12 @@ TEST_F(DaemonTest, SamplesACheckpointServedByAnotherEvaldAndByItsOwnCore) {
   ASSERT_TRUE(model_server.Start(dir_ + "/model-store", tokens_,
                                  "--model " + kStoriesModel + " --model-name stories"));
   ::setenv(kModelKeyEnv, kRead, 1);  // the daemon inherits it; the key is any valid token there
-  StartDaemon();
+  StartDaemon(kSamplingPolicy);
   auto ck_remote =
-      Post("/v1/checkpoints", R"({"name":"stories-remote","endpoint":"http://127.0.0.1:)" +
-                                  std::to_string(model_server.port()) +
-                                  R"(","model":"stories","hardware":"cpu-evald","api_key_env":")" +
-                                  kModelKeyEnv + R"("})");
+      Post("/v1/checkpoints",
+           R"({"name":"stories-remote","endpoint":"http://127.0.0.1:)" +
+               std::to_string(model_server.port()) +
+               R"(","model":"stories","hardware":"cpu-evald","api_key_secret":"model"})");
   ASSERT_EQ(ck_remote.status, 201) << ck_remote.body;
   EXPECT_EQ(ck_remote.body.find(kRead), std::string::npos) << "the key itself is never stored";
   auto ck_core = Post("/v1/checkpoints", R"({"name":"stories-core","location":")" + kStoriesModel +
@@ -134,10 +139,10 @@ TEST_F(DaemonTest, AnEndpointThatIsDownFailsTheRunKeepsEverySampleAndResumes) {
     port = acc.local_endpoint().port();
   }
   ::setenv(kModelKeyEnv, kRead, 1);
-  StartDaemon();
+  StartDaemon(kSamplingPolicy);
   auto ck = Post("/v1/checkpoints", R"({"name":"later","endpoint":"http://127.0.0.1:)" +
                                         std::to_string(port) + R"(","model":"stories",)" +
-                                        R"("api_key_env":")" + kModelKeyEnv + R"("})");
+                                        R"("api_key_secret":"model"})");
   ASSERT_EQ(ck.status, 201) << ck.body;
   std::string ck_id = Parse<v1::Checkpoint>(ck.body).id();
   auto created = Post("/v1/runs", SamplingRunBody(ck_id, R"(,"max_attempts":2)"));
@@ -188,12 +193,12 @@ TEST_F(DaemonTest, ACheckpointWithTwoReplicasFinishesWhenOneDies) {
   ASSERT_TRUE(dying.Start(dir_ + "/replica-b", tokens_,
                           "--model " + kStoriesModel + " --model-name stories"));
   ::setenv(kModelKeyEnv, kRead, 1);
-  StartDaemon();
+  StartDaemon(kSamplingPolicy);
   const std::string a = "http://127.0.0.1:" + std::to_string(alive.port());
   const std::string b = "http://127.0.0.1:" + std::to_string(dying.port());
   auto ck = Post("/v1/checkpoints", R"({"name":"two","endpoint":")" + a + R"(","replicas":[")" + b +
                                         R"("],"model":"stories","max_concurrency":1,)" +
-                                        R"("api_key_env":")" + kModelKeyEnv + R"("})");
+                                        R"("api_key_secret":"model"})");
   ASSERT_EQ(ck.status, 201) << ck.body;
   EXPECT_EQ(Post("/v1/checkpoints",
                  R"({"name":"x","endpoint":")" + a + R"(","replicas":["ftp://h"],"model":"m"})")

@@ -1,4 +1,5 @@
 #include "harness/integrity_check.h"
+#include "harness/system_names.h"
 
 #include <gtest/gtest.h>
 
@@ -44,6 +45,138 @@ TEST(Integrity, ReasonNamesTheLine) {
   auto f = CheckDesignIntegrity("module TopModule();\n\n  RefModule r();\nendmodule");
   ASSERT_TRUE(f.violation);
   EXPECT_NE(f.reason.find("line 3"), std::string::npos) << f.reason;
+}
+
+std::string Module(const std::string& body) {
+  return "module TopModule(input clk, input a, output reg q, output w);\n" + body + "\nendmodule\n";
+}
+
+// Every system task and function Icarus Verilog 11-12 and Verilator 5 implement beyond the
+// allow-list (read from their sources: vpi/*.c and the elaborator of Icarus, src/verilog.l of
+// Verilator) is refused by name; the allowed ones are accepted.
+TEST(IntegrityAllowList, SimulatorExtensionsAreRefused) {
+  const char* const kRefused[] = {
+      // Icarus: vpi modules (system, v2005_math, v2009, vhdl_sys, vhdl_textio, va_math ...)
+      "$ivlh_file_open", "$ivlh_readline", "$ivlh_read", "$ivlh_write", "$ivlh_writeline",
+      "$ivlh_shift_left", "$ivlh_rising_edge", "$ivl_string_method$len", "$ivl_enum_method$name",
+      "$ivl_darray_method$delete", "$ivl_queue_method$push_back", "$q_initialize", "$q_add",
+      "$q_remove", "$q_full", "$q_exam", "$countdrivers", "$getpattern", "$deposit", "$table_model",
+      "$simparam", "$simparam$str", "$mti_random", "$mti_dist_uniform", "$finish_and_return",
+      "$readmempath", "$sreadmemb", "$sreadmemh", "$dumpports", "$dumpall", "$fopenr", "$fopenw",
+      "$fopena", "$fputc", "$fread", "$fscanf", "$fseek", "$ftell", "$rewind", "$ungetc", "$feof",
+      "$ferror", "$fflush", "$fgets", "$fgetc", "$fstrobe", "$fmonitor", "$fwrite", "$fdisplay",
+      "$fclose", "$fopen", "$sdf_annotate", "$scale", "$abstime", "$simtime", "$vpi_tree", "$abs",
+      "$min", "$max", "$str", "$async$and$array", "$sync$or$plane", "$info", "$warning", "$error",
+      "$fatal", "$finish", "$stop", "$timeformat", "$printtimescale", "$monitoron", "$monitoroff",
+      "$save", "$restart", "$incsave", "$input", "$key", "$nokey", "$log", "$nolog", "$list",
+      "$scope", "$showscopes", "$showvars", "$test$plusargs", "$value$plusargs", "$urandom",
+      "$urandom_range", "$readmemb", "$readmemh", "$writememb", "$writememh", "$dumpfile",
+      "$dumpvars", "$dumpon", "$dumpoff", "$dumplimit", "$dumpflush",
+      // Verilator (src/verilog.l)
+      "$c", "$c8", "$c16", "$c32", "$c64", "$cpure", "$system", "$exit", "$stacktrace",
+      "$assertoff", "$asserton", "$assertkill", "$assertcontrol", "$coverage_control",
+      "$coverage_get", "$coverage_merge", "$coverage_save", "$get_coverage", "$load_coverage_db",
+      "$set_coverage_db_name", "$get_initial_random_seed", "$frewind", "$typename", "$timeunit",
+      "$timeprecision", "$global_clock", "$inferred_clock", "$inferred_disable", "$setup", "$hold",
+      "$setuphold", "$width", "$period", "$recovery", "$removal", "$nochange", "$skew", "$timeskew",
+      "$fullskew", "$isunbounded", "$sscanf",
+      // neither: unknown names are refused too
+      "$evald_result", "$anything"};
+  for (const char* name : kRefused) {
+    auto f = CheckDesignIntegrity(Module("  initial " + std::string(name) + "(w);"));
+    EXPECT_TRUE(f.violation) << name;
+    EXPECT_NE(f.reason.find(name), std::string::npos) << f.reason;
+  }
+  for (const auto& allowed : AllowedSystemNames()) {
+    if (allowed.needs_seed_variable) continue;
+    auto f = CheckDesignIntegrity(Module("  initial q = " + std::string(allowed.name) + "(a);"));
+    EXPECT_FALSE(f.violation) << allowed.name << ": " << f.reason;
+  }
+}
+
+TEST(IntegrityAllowList, RandomNeedsASeedOfTheDesignsOwn) {
+  EXPECT_FALSE(
+      Violates(Module("  integer seed = 1;\n  always @(posedge clk) q <= $random(seed);")));
+  EXPECT_TRUE(Violates(Module("  always @(posedge clk) q <= $random;")));
+  EXPECT_TRUE(Violates(Module("  always @(posedge clk) q <= $random();")));
+  EXPECT_TRUE(Violates(Module("  always @(posedge clk) q <= $random(7);")));
+  EXPECT_TRUE(Violates(Module("  always @(posedge clk) q <= $urandom(seed);")));
+  EXPECT_FALSE(Violates(Module("  integer s = 1;\n  initial q = $dist_uniform(s, 0, 1);")));
+}
+
+TEST(IntegrityAllowList, EscapedSystemNamesAndScopeNames) {
+  EXPECT_TRUE(Violates(Module("  initial \\$finish ;")));
+  EXPECT_TRUE(Violates(Module("  initial \\$fopen (\"x\");")));
+  EXPECT_TRUE(Violates(Module("  assign w = \\RefModule ;")));
+  EXPECT_FALSE(Violates(Module("  wire \\force ;\n  assign w = \\force ;")));  // a plain name
+  EXPECT_FALSE(Violates(Module("  int q2[$];")));                              // a queue
+}
+
+TEST(IntegrityNets, ForceReleaseDeassignAndProceduralAssignAreRefused) {
+  EXPECT_TRUE(Violates(Module("  initial force a = 1'bx;")));
+  EXPECT_TRUE(Violates(Module("  initial release a;")));
+  EXPECT_TRUE(Violates(Module("  initial deassign q;")));
+  EXPECT_TRUE(Violates(Module("  always @(a) assign q = a;")));
+  EXPECT_TRUE(Violates(Module("  always @(posedge clk) begin if (a) assign q = 1; end")));
+  EXPECT_TRUE(Violates(Module("  initial #1 if (a) ; else assign q = 0;")));
+  EXPECT_TRUE(Violates(Module("  task t; assign q = 1; endtask")));
+  EXPECT_TRUE(Violates(Module("  always_comb case (a) 1'b1: assign q = 1; endcase")));
+  EXPECT_TRUE(Violates("config c; design tb; endconfig\nmodule TopModule(); endmodule"));
+}
+
+TEST(IntegrityNets, ContinuousAssignmentsStayAllowed) {
+  EXPECT_FALSE(Violates(Module("  assign w = a;")));
+  EXPECT_FALSE(Violates(Module("  always @(posedge clk) q <= a;\n  assign w = a;")));
+  EXPECT_FALSE(
+      Violates(Module("  always @(posedge clk) if (a) q <= 1; else q <= 0;\n  assign w = a;")));
+  EXPECT_FALSE(
+      Violates(Module("  always @* case (a) 1'b0: q = 0; default: q = 1; endcase\n"
+                      "  assign w = ~a;")));
+  EXPECT_FALSE(Violates(Module("  initial begin q = 0; end\n  assign w = a;")));
+  EXPECT_FALSE(Violates(Module("  function f(input x); f = x; endfunction\n  assign w = f(a);")));
+  EXPECT_FALSE(Violates(Module("  always #5 q = ~q;\n  assign w = a;")));
+  EXPECT_FALSE(
+      Violates(Module("  always_ff @(posedge clk) begin : b q <= a; end : b\n  assign w = a;")));
+  EXPECT_FALSE(Violates(
+      Module("  genvar i;\n  generate if (1) begin : g assign w = a; end else begin assign w = 0; "
+             "end endgenerate")));
+  EXPECT_FALSE(Violates(Module("  always @(posedge clk) forever #1 q = a;\n  assign w = a;")));
+}
+
+TEST(IntegrityNets, NestingIsBounded) {
+  std::string deep = "  initial ";
+  for (int i = 0; i < 5000; ++i) deep += "if (a) ";
+  deep += "q = 1;";
+  auto f = CheckDesignIntegrity(Module(deep));
+  EXPECT_TRUE(f.violation);
+  EXPECT_NE(f.reason.find("nested"), std::string::npos) << f.reason;
+  // A long else-if chain is no nesting.
+  std::string chain = "  always @* if (a) q = 0;";
+  for (int i = 0; i < 5000; ++i) chain += " else if (a) q = 1;";
+  chain += " else q = 0;\n  assign w = a;";
+  EXPECT_FALSE(Violates(Module(chain)));
+}
+
+// What is compiled after preprocessing: no backtick but a few inert directives, alone on their
+// lines, in their plain form; no comment.
+TEST(IntegrityCompiled, NothingIsLeftToExpandAgain) {
+  const std::string m = Module("  assign w = a;");
+  EXPECT_FALSE(CheckCompiledDesign(m).violation);
+  EXPECT_FALSE(CheckCompiledDesign("`timescale 1ns/1ps\n" + m).violation);
+  EXPECT_FALSE(
+      CheckCompiledDesign("`timescale 1 ns / 10 ps\n`default_nettype none\n" + m).violation);
+  EXPECT_FALSE(CheckCompiledDesign("`resetall\n`celldefine\n" + m + "`endcelldefine\n").violation);
+  for (const std::string& bad :
+       {"`define FIN $finish\n" + m, "`FIN\n" + m, "`timescale 1ns/1ps module x; endmodule\n" + m,
+        "`timescale `T\n" + m, "`default_nettype `W\n" + m, "`timescale 3ns/1ps\n" + m,
+        "`line 1 \"x\" 0\n" + m, "`pragma protect\n" + m, "`__FILE__\n" + m,
+        Module("  initial $display(\"`FIN\");"), Module("  wire \\a`b ;"), "// a comment\n" + m,
+        "/* c */" + m, "`\n" + m}) {
+    auto f = CheckCompiledDesign(bad);
+    EXPECT_TRUE(f.violation) << bad;
+  }
+  EXPECT_TRUE(InertDirective("timescale"));
+  EXPECT_FALSE(InertDirective("define"));
 }
 
 }  // namespace

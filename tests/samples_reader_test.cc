@@ -53,5 +53,17 @@ TEST(SamplesReader, HostileBytesDoNotCrash) {
   EXPECT_GE(f.errors.size(), 1u);
 }
 
+// A name with a terminal escape sequence is reported, its control bytes escaped.
+TEST(SamplesReader, ControlBytesOfTheInputNeverReachAMessage) {
+  SamplesFile f =
+      ParseSamplesJsonl("{\"problem\":\"\\u001b]0;owned\\u0007\\u001b[2J\",\"code\":\"x\"}\n");
+  ASSERT_EQ(f.errors.size(), 1u);
+  const std::string& m = f.errors[0].message();
+  EXPECT_NE(m.find("invalid problem name"), std::string::npos) << m;
+  EXPECT_EQ(m.find('\x1b'), std::string::npos) << m;
+  EXPECT_EQ(m.find('\x07'), std::string::npos) << m;
+  EXPECT_NE(m.find("\\x1b"), std::string::npos) << m;
+}
+
 }  // namespace
 }  // namespace evald

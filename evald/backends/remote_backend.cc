@@ -73,12 +73,11 @@ struct Attempt {
     }
     auto chunk = ParseCompletionResponse(data);
     if (!chunk.ok()) {
-      if (stream_error.empty()) stream_error = chunk.status().message();
+      if (stream_error.empty()) stream_error = "a streamed event is not an OpenAI completion";
       return;
     }
     if (chunk->has_error()) {
-      if (stream_error.empty())
-        stream_error = "server error in stream: " + chunk->error().message();
+      if (stream_error.empty()) stream_error = "the server sent an error object in the stream";
       return;
     }
     Absorb(*chunk);
@@ -181,15 +180,16 @@ bool ConnectionFailed(CURLcode result) {
   }
 }
 
-// The server's own words about an error, from an OpenAI-style error body or its first bytes.
-std::string ErrorDetail(const std::string& body) {
-  auto r = ParseCompletionResponse(body);
-  if (r.ok() && r->has_error() && !r->error().message().empty()) return r->error().message();
-  // Some servers answer {"error": "text"} or {"detail": ...}: show the start of the body.
-  std::string head = SanitizeUtf8(body.substr(0, 300));
-  for (char& c : head)
-    if (c == '\n' || c == '\r') c = ' ';
-  return head.empty() ? "(empty body)" : head;
+// What an HTTP status means, in evald's words: a backend's error body is never stored or shown
+// (an endpoint may answer with anything, and a run's record is readable with a read token).
+std::string StatusWords(long status) {
+  if (status == 429) return "rate limited";
+  if (status == 408) return "request timeout";
+  if (status == 401 || status == 403) return "the server refused the credentials";
+  if (status == 404) return "no such endpoint or model";
+  if (status >= 500) return "server error";
+  if (status >= 400) return "the server refused the request";
+  return "unexpected status";
 }
 
 }  // namespace
@@ -212,6 +212,8 @@ std::string RedactUrl(const std::string& url) {
 
 RemoteBackend::RemoteBackend(RemoteBackendOptions options) : options_(std::move(options)) {
   GlobalInit();
+  for (const std::string& entry : options_.resolve)
+    resolve_ = curl_slist_append(resolve_, entry.c_str());
   std::vector<std::string> bases = {options_.endpoint};
   bases.insert(bases.end(), options_.replicas.begin(), options_.replicas.end());
   for (const std::string& base : bases) {
@@ -221,6 +223,10 @@ RemoteBackend::RemoteBackend(RemoteBackendOptions options) : options_(std::move(
     r.health.endpoint = r.shown;
     replicas_.push_back(std::move(r));
   }
+}
+
+RemoteBackend::~RemoteBackend() {
+  if (resolve_) curl_slist_free_all(resolve_);
 }
 
 std::string RemoteBackend::Describe() const {
@@ -333,6 +339,9 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
                      std::max(1L, static_cast<long>(options_.stall_timeout_s)));
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_PROXY, "");  // not the environment's: only the checked address
+    if (resolve_) curl_easy_setopt(e, CURLOPT_RESOLVE, resolve_);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     a->t0 = Clock::now();
     curl_multi_add_handle(multi, e);
@@ -359,9 +368,9 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
         if (result == CURLE_OPERATION_TIMEDOUT) error = "timed out: " + error;
       }
     } else if (status == 429 || status == 408 || status >= 500) {
-      error = fmt::format("HTTP {}: {}", status, ErrorDetail(a->raw));
+      error = fmt::format("HTTP {} ({})", status, StatusWords(status));
     } else if (status != 200) {
-      error = fmt::format("HTTP {}: {}", status, ErrorDetail(a->raw));
+      error = fmt::format("HTTP {} ({})", status, StatusWords(status));
       retry = false;  // the request itself is wrong; asking again will not help
     } else {
       if (a->event_stream) {
@@ -370,9 +379,9 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
         // A whole response (asked for, or a server that does not stream).
         auto whole = ParseCompletionResponse(a->raw);
         if (!whole.ok()) {
-          a->stream_error = whole.status().message();
+          a->stream_error = "the response is not an OpenAI completion";
         } else if (whole->has_error()) {
-          a->stream_error = "server error: " + whole->error().message();
+          a->stream_error = "the server answered with an error object";
         } else {
           a->Absorb(*whole);
           a->saw_done = true;

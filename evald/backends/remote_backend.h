@@ -10,6 +10,8 @@
 // requests go to the others at once; it is tried again when its time is up.
 #pragma once
 
+#include <curl/curl.h>
+
 #include <mutex>
 #include <string>
 #include <vector>
@@ -35,11 +37,18 @@ struct RemoteBackendOptions {
   double replica_out_s = 5;  // first time out for a failing replica (doubles, at most 300 s)
   bool stream = true;
   size_t max_response_bytes = 64u << 20;
+  // "host:port:addr[,addr]" entries (libcurl's CURLOPT_RESOLVE): the addresses the endpoints
+  // were checked at (operator_policy.h), the only ones connected to. No proxy is used and no
+  // redirect followed, so a request goes where it was checked to go.
+  std::vector<std::string> resolve;
 };
 
 class RemoteBackend : public SamplingBackend {
  public:
   explicit RemoteBackend(RemoteBackendOptions options);
+  ~RemoteBackend() override;
+  RemoteBackend(const RemoteBackend&) = delete;
+  RemoteBackend& operator=(const RemoteBackend&) = delete;
   std::string Kind() const override { return "remote"; }
   std::string Describe() const override;
   std::string PromptFormat() const override {
@@ -69,7 +78,8 @@ class RemoteBackend : public SamplingBackend {
 
   RemoteBackendOptions options_;
   std::vector<Replica> replicas_;
-  mutable std::mutex health_mu_;  // replicas_[*].health, read by Health() from other threads
+  mutable std::mutex health_mu_;   // replicas_[*].health, read by Health() from other threads
+  curl_slist* resolve_ = nullptr;  // options_.resolve for libcurl
 };
 
 // The endpoint URL for `api` under a base URL (".../v1" is added unless the base ends in it).

@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
 
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -49,6 +51,42 @@ struct Flags {
   ExecutorFlags executor;
 };
 
+// The name the command's own --api-key-env / --api-key-file goes by in its policy.
+constexpr const char* kCliKey = "cli";
+
+// The user of `evald run` is its operator: the policy allows exactly what the command line
+// names (its endpoints, its key, the directory of its file) and nothing else.
+StatusOr<OperatorPolicy> PolicyOf(const Flags& f) {
+  OperatorPolicy p;
+  std::vector<std::string> urls = f.replicas;
+  if (!f.endpoint.empty()) urls.push_back(f.endpoint);
+  for (const std::string& url : urls) {
+    auto parsed = boost::urls::parse_uri(url);
+    if (!parsed) return Status::InvalidArgument("not a URL: " + url);
+    std::string host(parsed->host_address());
+    const std::string port = parsed->has_port()            ? std::string(parsed->port())
+                             : parsed->scheme() == "https" ? "443"
+                                                           : "80";
+    auto rule = ParseEndpointRule(
+        (parsed->host_type() == boost::urls::host_type::ipv6 ? "[" + host + "]" : host) + ":" +
+        port);
+    if (!rule.ok()) return rule.status();
+    p.endpoints.push_back(*rule);
+  }
+  if (!f.api_key_env.empty() && !f.api_key_file.empty())
+    return Status::InvalidArgument("give --api-key-env or --api-key-file, not both");
+  if (!f.api_key_env.empty()) p.secrets[kCliKey] = {SecretSource::Kind::kEnv, f.api_key_env};
+  if (!f.api_key_file.empty()) p.secrets[kCliKey] = {SecretSource::Kind::kFile, f.api_key_file};
+  std::error_code ec;
+  for (const std::string& file : {f.model, f.recorded}) {
+    if (file.empty()) continue;
+    const auto dir = std::filesystem::canonical(file, ec).parent_path();
+    if (ec) return Status::InvalidArgument(file + " is not a readable file");
+    (file == f.model ? p.model_roots : p.recorded_roots).push_back(dir.string());
+  }
+  return p;
+}
+
 v1::Checkpoint CheckpointOf(const Flags& f) {
   v1::Checkpoint ck;
   auto absolute = [](const std::string& p) {
@@ -71,8 +109,7 @@ v1::Checkpoint CheckpointOf(const Flags& f) {
     for (const std::string& r : f.replicas) ck.add_replicas(r);
     ck.set_model(f.model_name);
     ck.set_api(f.api);
-    ck.set_api_key_env(f.api_key_env);
-    ck.set_api_key_file(f.api_key_file);
+    if (!f.api_key_env.empty() || !f.api_key_file.empty()) ck.set_api_key_secret(kCliKey);
     ck.set_max_concurrency(f.concurrency);
   }
   ck.set_hardware(f.hardware);
@@ -160,6 +197,9 @@ int RunRun(const Flags& f) {
   if (!executor.ok()) return Fail(executor.status());
   opts.executor = *executor;
   if (f.dataset != "builtin") opts.datasets[f.dataset] = f.dataset;
+  auto policy = PolicyOf(f);
+  if (!policy.ok()) return Fail(policy.status());
+  opts.policy = std::move(*policy);
   RunManager runs(store->get(), opts);
   // Started first: runs an earlier interrupted `evald run --data DIR` left resume too.
   if (Status st = runs.Start(); !st.ok()) return Fail(st);

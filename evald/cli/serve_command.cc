@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <iostream>
 #include <memory>
 
@@ -53,7 +54,28 @@ struct ServeFlags {
   int max_generations = 16;
   uint64_t min_free_mb = 256;
   ExecutorFlags executor;
+  std::vector<std::string> allow_endpoints, secrets, recorded_roots, model_roots;
+  Quotas quotas;
 };
+
+// What checkpoints may point at: the operator's flags (operator_policy.h).
+StatusOr<OperatorPolicy> PolicyOf(const ServeFlags& f) {
+  OperatorPolicy p;
+  for (const auto& rule : f.allow_endpoints) {
+    auto r = ParseEndpointRule(rule);
+    if (!r.ok()) return r.status().Annotate("--allow-endpoint");
+    p.endpoints.push_back(*r);
+  }
+  for (const auto& s : f.secrets) EVALD_RETURN_IF_ERROR(ParseSecret(s, &p.secrets));
+  for (const auto* roots : {&f.recorded_roots, &f.model_roots}) {
+    for (const auto& dir : *roots)
+      if (!IsDirectory(dir)) return Status::InvalidArgument("not a directory: " + dir);
+  }
+  p.recorded_roots = f.recorded_roots;
+  p.model_roots = f.model_roots;
+  p.uploads_dir = f.data + "/uploads";
+  return p;
+}
 
 StatusOr<HttpServerOptions> HttpOptionsOf(const ServeFlags& f) {
   size_t colon = f.listen.rfind(':');
@@ -74,8 +96,11 @@ int RunServe(const ServeFlags& f) {
   auto http = HttpOptionsOf(f);
   if (!http.ok()) return Fail(http.status());
   const HttpServerOptions& http_opts = *http;
-  auto tokens = LoadTokens(f.tokens);
+  TokenQuotas token_quotas;
+  auto tokens = LoadTokens(f.tokens, f.quotas, &token_quotas);
   if (!tokens.ok()) return Fail(tokens.status());
+  auto policy = PolicyOf(f);
+  if (!policy.ok()) return Fail(policy.status());
   auto datasets = ParseDatasets(f.datasets);
   if (!datasets.ok()) return Fail(datasets.status());
 
@@ -96,6 +121,7 @@ int RunServe(const ServeFlags& f) {
   auto executor = ExecutorOptionsOf(f.executor);
   if (!executor.ok()) return Fail(executor.status());
   run_opts.executor = *executor;
+  run_opts.policy = std::move(*policy);
   std::unique_ptr<OpenAiRoutes> completions;
   if (!f.model.empty()) {
     auto kv = kernels::ParseKvCacheType(f.kv_cache);
@@ -113,9 +139,11 @@ int RunServe(const ServeFlags& f) {
                                                  f.model_name, *tokens);
     spdlog::info("serving {} as model '{}'", f.model, completions->model_name());
   }
+  // Never an endpoint of a checkpoint: the daemon itself (its port, known once it listens).
+  std::atomic<int> listening_port{0};
+  run_opts.policy.self_port = [&listening_port] { return listening_port.load(); };
   RunManager runs(store->get(), run_opts);
-  if (Status st = runs.Start(); !st.ok()) return Fail(st);
-  Api api(&runs, *tokens);
+  Api api(&runs, *tokens, token_quotas, f.quotas);
   HttpServer server(http_opts, [&api](const HttpRequest& req) { return api.Handle(req); });
   if (completions)
     server.SetLongHandler(
@@ -125,6 +153,9 @@ int RunServe(const ServeFlags& f) {
         },
         f.max_generations);
   if (Status st = server.Start(); !st.ok()) return Fail(st);
+  listening_port = server.port();
+  // Runs (resumed ones too) start once the daemon knows its own port.
+  if (Status st = runs.Start(); !st.ok()) return Fail(st);
   spdlog::info("evald listening on http://{}:{} (store {})", http_opts.address, server.port(),
                f.data);
   std::cout << "listening " << http_opts.address << ":" << server.port() << std::endl;
@@ -172,6 +203,25 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--max-generations", f->max_generations,
                   "completion requests in progress at once; more get 503")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--allow-endpoint", f->allow_endpoints,
+                  "hosts and networks checkpoint endpoints may be at: HOST[:PORT], ADDR/PREFIX or "
+                  "public (any globally routable address); loopback, private, link-local and "
+                  "metadata addresses only where a rule names them (repeatable; none by default)");
+  cmd->add_option("--secret", f->secrets,
+                  "NAME=file:PATH or NAME=env:VAR: an API key checkpoints may name "
+                  "(api_key_secret); nothing else is ever read for one (repeatable)");
+  cmd->add_option("--recorded-root", f->recorded_roots,
+                  "a directory recorded checkpoints may be read from (repeatable; uploads are "
+                  "always allowed)");
+  cmd->add_option("--model-root", f->model_roots,
+                  "a directory GGUF checkpoints may be read from (repeatable)");
+  cmd->add_option("--quota-runs", f->quotas.runs_in_flight,
+                  "runs one token may have queued or running (tokens file: runs=N)")
+      ->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--quota-samples", f->quotas.queued_samples,
+                  "samples one token's runs may leave to grade (tokens file: samples=N)");
+  cmd->add_option("--quota-bytes", f->quotas.stored_bytes,
+                  "bytes one token's runs may store (tokens file: bytes=N)");
   cmd->callback([f, run] { *run = [f] { return RunServe(*f); }; });
 }
 

@@ -4,6 +4,7 @@
 
 #include "base/file_io.h"
 #include "base/py_text.h"
+#include "base/text_escape.h"
 #include "datasets/dataset.h"
 
 namespace evald {
@@ -19,7 +20,9 @@ void AddError(SamplesFile* out, int line, std::string msg) {
   }
   v1::InputError e;
   e.set_line(line);
-  e.set_message(std::move(msg));
+  // Messages quote the input (a name, the JSON parser's view of the line): no control byte of
+  // it may reach a terminal or a log as such.
+  e.set_message(EscapeControl(msg));
   out->errors.push_back(std::move(e));
 }
 

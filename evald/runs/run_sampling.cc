@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
 
 #include "base/file_io.h"
 #include "evald/backends/core_backend.h"
@@ -65,18 +63,7 @@ std::string BackendFor(const v1::Checkpoint& ck) {
   return "samples";
 }
 
-namespace {
-
-Status CheckEndpointUrl(const std::string& url) {
-  if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0)
-    return Status::InvalidArgument("endpoint must be an http:// or https:// URL");
-  if (url.size() > 2048) return Status::InvalidArgument("endpoint too long");
-  return Status::Ok();
-}
-
-}  // namespace
-
-Status NormalizeCheckpoint(v1::Checkpoint* ck) {
+Status NormalizeCheckpoint(v1::Checkpoint* ck, const OperatorPolicy& policy) {
   if (ck->format().empty())
     ck->set_format(!ck->location().empty()   ? "gguf"
                    : !ck->endpoint().empty() ? "remote"
@@ -91,6 +78,10 @@ Status NormalizeCheckpoint(v1::Checkpoint* ck) {
     if (auto f = kernels::ChatFormatNamed(ck->chat_format()); !f.ok()) return f.status();
     if (ck->api().empty()) ck->set_api("chat");
   }
+  if (!ck->api_key_env().empty() || !ck->api_key_file().empty())
+    return Status::InvalidArgument(
+        "api_key_env and api_key_file are not accepted: name a secret the operator declared "
+        "(api_key_secret; evald serve --secret NAME=file:PATH|env:VAR)");
   if (ck->format() == "gguf") {
     if (auto api = ParseOpenAiApi(ck->api()); !api.ok()) return api.status();
     if (ck->api().empty()) ck->set_api("completions");
@@ -100,28 +91,28 @@ Status NormalizeCheckpoint(v1::Checkpoint* ck) {
   if (ck->format() == "gguf" || ck->format() == "recorded") {
     if (ck->location().empty())
       return Status::InvalidArgument("a " + ck->format() + " checkpoint needs location");
-    if (ck->location().front() != '/')
-      return Status::InvalidArgument("location must be an absolute path on the daemon's host");
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(ck->location(), ec) ||
-        access(ck->location().c_str(), R_OK) != 0)
-      return Status::InvalidArgument("location " + ck->location() + " is not a readable file");
+    auto file = CheckCheckpointFile(
+        ck->location(), ck->format() == "gguf" ? CheckpointFile::kModel : CheckpointFile::kRecorded,
+        policy);
+    if (!file.ok()) return file.status();
+    ck->set_location(*file);
   } else if (ck->format() == "remote") {
     if (ck->replicas_size() > 64) return Status::InvalidArgument("at most 64 replicas");
-    for (const std::string& url : ck->replicas())
-      EVALD_RETURN_IF_ERROR(CheckEndpointUrl(url).Annotate("replicas"));
-    EVALD_RETURN_IF_ERROR(CheckEndpointUrl(ck->endpoint()));
+    if (ck->endpoint().size() > 2048) return Status::InvalidArgument("endpoint too long");
+    if (auto e = CheckEndpoint(ck->endpoint(), policy); !e.ok()) return e.status();
+    for (const std::string& url : ck->replicas()) {
+      if (url.size() > 2048) return Status::InvalidArgument("replicas: endpoint too long");
+      if (auto e = CheckEndpoint(url, policy); !e.ok()) return e.status().Annotate("replicas");
+    }
     if (ck->model().empty())
       return Status::InvalidArgument("a remote checkpoint needs model (the server's model name)");
     if (auto api = ParseOpenAiApi(ck->api()); !api.ok()) return api.status();
     if (ck->api().empty()) ck->set_api("completions");
     if (ck->max_concurrency() < 0 || ck->max_concurrency() > 1024)
       return Status::InvalidArgument("max_concurrency must be 0..1024");
-    if (!ck->api_key_env().empty() && !ck->api_key_file().empty())
-      return Status::InvalidArgument("give api_key_env or api_key_file, not both");
-    for (char c : ck->api_key_env())
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
-        return Status::InvalidArgument("api_key_env must be an environment variable name");
+    if (!ck->api_key_secret().empty() && !policy.secrets.count(ck->api_key_secret()))
+      return Status::InvalidArgument("no secret named '" + ck->api_key_secret() +
+                                     "' is declared by the operator");
   } else if (ck->format() != "samples") {
     return Status::InvalidArgument("format must be gguf, remote, recorded or samples");
   }
@@ -139,31 +130,23 @@ SamplingSettings SettingsOf(const v1::SamplingParams& s) {
   return out;
 }
 
-StatusOr<std::string> ResolveApiKey(const v1::Checkpoint& ck) {
-  if (!ck.api_key_env().empty()) {
-    const char* v = std::getenv(ck.api_key_env().c_str());
-    if (!v || !*v)
-      return Status::InvalidArgument("the API key variable " + ck.api_key_env() +
-                                     " is not set in the daemon's environment");
-    return std::string(v);
-  }
-  if (!ck.api_key_file().empty()) {
-    auto text = ReadFileBounded(ck.api_key_file(), 64 * 1024);
-    if (!text.ok())
-      return Status::InvalidArgument("cannot read the API key file " + ck.api_key_file());
-    std::string key = *text;
-    while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
-    if (key.empty())
-      return Status::InvalidArgument("the API key file " + ck.api_key_file() + " is empty");
-    return key;
-  }
-  return std::string();
+namespace {
+
+// The checkpoint's file, checked again now that a run reads it.
+StatusOr<std::string> PolicedFile(const v1::Checkpoint& ck, CheckpointFile kind,
+                                  const BackendOptions& options) {
+  if (!options.policy) return Status::Internal("no operator policy");
+  return CheckCheckpointFile(ck.location(), kind, *options.policy);
 }
+
+}  // namespace
 
 StatusOr<std::unique_ptr<SamplingBackend>> MakeBackend(const v1::Checkpoint& ck,
                                                        const v1::RunSpec& spec,
                                                        const BackendOptions& options) {
   const std::string backend = spec.backend().empty() ? BackendFor(ck) : spec.backend();
+  if (!options.policy) return Status::Internal("no operator policy");
+  const OperatorPolicy& policy = *options.policy;
   if (backend == "core") {
     if (ck.format() != "gguf")
       return Status::InvalidArgument("backend core needs a gguf checkpoint");
@@ -173,7 +156,9 @@ StatusOr<std::unique_ptr<SamplingBackend>> MakeBackend(const v1::Checkpoint& ck,
     core.threads = options.decode_threads;
     core.kv = *kv;
     core.chat_format = ck.chat_format();
-    auto engine = CoreEngine::Load(ck.location(), core);
+    auto file = PolicedFile(ck, CheckpointFile::kModel, options);
+    if (!file.ok()) return file.status();
+    auto engine = CoreEngine::Load(*file, core);
     if (!engine.ok()) return engine.status();
     const bool chat = ck.api() == "chat";
     // A chat run whose model has no format it can be rendered in fails here, before sampling.
@@ -185,8 +170,13 @@ StatusOr<std::unique_ptr<SamplingBackend>> MakeBackend(const v1::Checkpoint& ck,
     if (ck.format() != "recorded")
       return Status::InvalidArgument("backend recorded needs a recorded checkpoint");
     std::vector<std::string> errors;
-    auto recorded = RecordedBackend::Open(ck.location(), &errors);
-    if (!recorded.ok()) return recorded.status();
+    auto file = PolicedFile(ck, CheckpointFile::kRecorded, options);
+    if (!file.ok()) return file.status();
+    auto recorded = RecordedBackend::Open(*file, &errors);
+    if (!recorded.ok()) {
+      spdlog::warn("{}: {}", *file, recorded.status().ToString());
+      return Status::InvalidArgument("the checkpoint's recorded completions cannot be read");
+    }
     for (const auto& e : errors) spdlog::warn("{}: {}", ck.location(), e);
     return std::unique_ptr<SamplingBackend>(std::move(*recorded));
   }
@@ -194,15 +184,29 @@ StatusOr<std::unique_ptr<SamplingBackend>> MakeBackend(const v1::Checkpoint& ck,
     if (ck.format() != "remote")
       return Status::InvalidArgument("backend remote needs a checkpoint with an endpoint");
     RemoteBackendOptions o;
-    o.endpoint = ck.endpoint();
-    o.replicas.assign(ck.replicas().begin(), ck.replicas().end());
+    auto endpoint = CheckEndpoint(ck.endpoint(), policy);
+    if (!endpoint.ok()) return endpoint.status();
+    o.endpoint = endpoint->url;
+    o.resolve.push_back(endpoint->resolve);
+    for (const std::string& url : ck.replicas()) {
+      auto replica = CheckEndpoint(url, policy);
+      if (!replica.ok()) return replica.status().Annotate("replicas");
+      o.replicas.push_back(replica->url);
+      o.resolve.push_back(replica->resolve);
+    }
     o.model = ck.model();
     auto api = ParseOpenAiApi(ck.api());
     if (!api.ok()) return api.status();
     o.api = *api;
-    auto key = ResolveApiKey(ck);
-    if (!key.ok()) return key.status();
-    o.api_key = std::move(*key);
+    if (!ck.api_key_env().empty() || !ck.api_key_file().empty())
+      return Status::InvalidArgument(
+          "the checkpoint names a key variable or file, which the "
+          "daemon no longer reads: name a declared secret");
+    if (!ck.api_key_secret().empty()) {
+      auto key = ReadSecret(ck.api_key_secret(), policy);
+      if (!key.ok()) return key.status();
+      o.api_key = std::move(*key);
+    }
     if (ck.max_concurrency() > 0) o.max_concurrency = ck.max_concurrency();
     o.request_timeout_s = spec.sampling().request_timeout_s();
     o.max_attempts = spec.sampling().max_attempts();

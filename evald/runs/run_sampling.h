@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "evald/backends/sampling_backend.h"
 #include "evald/proto/records.pb.h"
+#include "evald/runs/operator_policy.h"
 
 namespace evald {
 
@@ -18,21 +19,22 @@ Status NormalizeSampling(v1::SamplingParams* sampling);
 
 // Infers the format ("gguf" with a location, "remote" with an endpoint, else "samples"; a
 // "recorded" checkpoint is a samples JSONL file generated elsewhere, named explicitly) and
-// checks the fields it needs: an absolute path to a readable file, an http(s) URL and a model
-// name, an API flavour, a key source.
-Status NormalizeCheckpoint(v1::Checkpoint* checkpoint);
+// checks the fields it needs against what the operator allows (operator_policy.h): a file in an
+// allowed directory (its canonical path is kept), endpoints on the operator's list and a model
+// name, an API flavour, a key by the name of a declared secret.
+Status NormalizeCheckpoint(v1::Checkpoint* checkpoint, const OperatorPolicy& policy);
 
 // "remote", "core" or "recorded" for a checkpoint that can be sampled, else "samples".
 std::string BackendFor(const v1::Checkpoint& checkpoint);
 
 SamplingSettings SettingsOf(const v1::SamplingParams& sampling);
 
-// The checkpoint's API key from the daemon's environment or a file ("" when none is named).
-StatusOr<std::string> ResolveApiKey(const v1::Checkpoint& checkpoint);
-
 struct BackendOptions {
   int decode_threads = 1;          // core backend
   double backoff_initial_s = 0.5;  // remote backend (tests shorten it)
+  // What the backend may read and reach, checked again when it is built (a name may resolve
+  // elsewhere by now, a file may be gone).
+  const OperatorPolicy* policy = nullptr;
 };
 
 StatusOr<std::unique_ptr<SamplingBackend>> MakeBackend(const v1::Checkpoint& checkpoint,

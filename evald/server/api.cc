@@ -75,6 +75,8 @@ http::status StatusFor(const Status& st) {
       return http::status::service_unavailable;
     case Status::Code::kNoSpace:
       return http::status::insufficient_storage;
+    case Status::Code::kResourceExhausted:
+      return http::status::too_many_requests;
     default:
       return http::status::internal_server_error;
   }
@@ -105,7 +107,32 @@ Status ParseBody(const HttpRequest& req, google::protobuf::Message* msg) {
 
 }  // namespace
 
-StatusOr<TokenScopes> LoadTokens(const std::string& path) {
+namespace {
+
+// "runs=N", "samples=N", "bytes=N" after a token's scopes.
+Status ParseQuota(const std::string& item, Quotas* q) {
+  const size_t eq = item.find('=');
+  const std::string key = item.substr(0, eq);
+  auto value = eq == std::string::npos
+                   ? std::nullopt
+                   : ParseInt(std::string_view(item).substr(eq + 1), 0, int64_t{1} << 50);
+  if (!value)
+    return Status::InvalidArgument("expected runs=N, samples=N or bytes=N, not '" + item + "'");
+  if (key == "runs")
+    q->runs_in_flight = static_cast<int>(std::min<int64_t>(*value, 1 << 30));
+  else if (key == "samples")
+    q->queued_samples = *value;
+  else if (key == "bytes")
+    q->stored_bytes = *value;
+  else
+    return Status::InvalidArgument("unknown quota '" + key + "'");
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<TokenScopes> LoadTokens(const std::string& path, const Quotas& defaults,
+                                 TokenQuotas* quotas) {
   auto text = ReadFileBounded(path, 1 << 20);
   if (!text.ok()) return text.status();
   TokenScopes out;
@@ -115,8 +142,16 @@ StatusOr<TokenScopes> LoadTokens(const std::string& path) {
     std::string line(py::Strip(raw.substr(0, raw.find('#'))));
     if (line.empty()) continue;
     std::istringstream ss(line);
-    std::string token, scopes;
+    std::string token, scopes, item;
     ss >> token >> scopes;
+    Quotas q = defaults;
+    bool any_quota = false;
+    while (ss >> item) {
+      if (Status st = ParseQuota(item, &q); !st.ok())
+        return st.Annotate(fmt::format("{} line {}", path, line_no));
+      any_quota = true;
+    }
+    if (any_quota && quotas) (*quotas)[token] = q;
     if (token.size() < 16)
       return Status::InvalidArgument(
           fmt::format("{} line {}: tokens must be at least 16 characters", path, line_no));
@@ -135,7 +170,18 @@ StatusOr<TokenScopes> LoadTokens(const std::string& path) {
   return out;
 }
 
-Api::Api(RunManager* runs, TokenScopes tokens) : runs_(runs), tokens_(std::move(tokens)) {}
+Api::Api(RunManager* runs, TokenScopes tokens, TokenQuotas quotas, Quotas default_quotas)
+    : runs_(runs),
+      tokens_(std::move(tokens)),
+      quotas_(std::move(quotas)),
+      default_quotas_(default_quotas) {}
+
+Submitter Api::SubmitterOf(const HttpRequest& req) const {
+  auto auth = req[http::field::authorization];
+  const std::string token = std::string(auth.data(), auth.size()).substr(7);  // "Bearer "
+  auto q = quotas_.find(token);
+  return {SubmitterId(token), q != quotas_.end() ? q->second : default_quotas_};
+}
 
 const std::vector<Api::Route>& Api::RouteTable() {
   using V = http::verb;
@@ -284,7 +330,8 @@ HttpResponse Api::GetCheckpoint(Call& c) {
 HttpResponse Api::CreateRun(Call& c) {
   v1::CreateRunRequest body;
   if (Status st = ParseBody(c.req, &body); !st.ok()) return Fail(c.req, st);
-  return OkOrFail(c.req, runs_->CreateRun(body.spec(), body.samples_jsonl()),
+  const Submitter who = SubmitterOf(c.req);
+  return OkOrFail(c.req, runs_->CreateRun(body.spec(), body.samples_jsonl(), &who),
                   http::status::created);
 }
 

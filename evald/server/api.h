@@ -19,13 +19,18 @@ namespace evald {
 
 // token -> scopes ("read", "submit")
 using TokenScopes = std::map<std::string, std::set<std::string>>;
+// token -> its quotas where the tokens file sets any
+using TokenQuotas = std::map<std::string, Quotas>;
 
-// Reads a tokens file: one "TOKEN SCOPE[,SCOPE]" per line; '#' starts a comment.
-StatusOr<TokenScopes> LoadTokens(const std::string& path);
+// Reads a tokens file: one "TOKEN SCOPE[,SCOPE] [runs=N] [samples=N] [bytes=N]" per line ('#'
+// starts a comment); a token's unset quotas are `defaults`.
+StatusOr<TokenScopes> LoadTokens(const std::string& path, const Quotas& defaults = {},
+                                 TokenQuotas* quotas = nullptr);
 
 class Api {
  public:
-  Api(RunManager* runs, TokenScopes tokens);
+  // Submitters are held to their quotas (`quotas`, else `default_quotas`).
+  Api(RunManager* runs, TokenScopes tokens, TokenQuotas quotas = {}, Quotas default_quotas = {});
   HttpResponse Handle(const HttpRequest& request);
 
   // "METHOD /path/template" of every route, for the OpenAPI consistency test.
@@ -66,8 +71,13 @@ class Api {
   HttpResponse Plan(Call& c);
   HttpResponse TrainServe(Call& c);
 
+  // The submitter of a request that passed Authorize.
+  Submitter SubmitterOf(const HttpRequest& req) const;
+
   RunManager* runs_;
   TokenScopes tokens_;
+  TokenQuotas quotas_;
+  Quotas default_quotas_;
   FinishedRunBodies finished_bodies_;
   PairwiseCache pair_cache_;  // leaderboard tiers: each pair of finished runs tested once
 };

@@ -4,8 +4,10 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "base/clock.h"
+#include "base/file_io.h"
 #include "base/hash.h"
 #include "datasets/prompt_builder.h"
 #include "evald/eval/samples_reader.h"
@@ -67,11 +69,33 @@ void RunManager::Stop() {
   if (executor_.joinable()) executor_.join();
 }
 
+std::string SubmitterId(const std::string& token) {
+  return Sha256Hex(token).substr(0, 16);
+}
+
+Status RunManager::KeepUpload(v1::Checkpoint* checkpoint) {
+  if (checkpoint->format().empty()) checkpoint->set_format("recorded");
+  if (checkpoint->format() != "recorded")
+    return Status::InvalidArgument("recorded_completions is for recorded checkpoints");
+  if (!checkpoint->location().empty())
+    return Status::InvalidArgument("give recorded_completions or location, not both");
+  const std::string& dir = options_.policy.uploads_dir;
+  if (dir.empty()) return Status::InvalidArgument("this evald takes no uploaded checkpoints");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string path = dir + "/" + checkpoint->id() + ".jsonl";
+  EVALD_RETURN_IF_ERROR(WriteFileAtomic(path, checkpoint->recorded_completions()));
+  checkpoint->set_location(path);
+  checkpoint->clear_recorded_completions();
+  return Status::Ok();
+}
+
 Status RunManager::PutCheckpoint(v1::Checkpoint* checkpoint) {
   if (checkpoint->name().empty()) return Status::InvalidArgument("checkpoint needs a name");
   if (checkpoint->name().size() > 256) return Status::InvalidArgument("checkpoint name too long");
-  EVALD_RETURN_IF_ERROR(NormalizeCheckpoint(checkpoint));
   checkpoint->set_id(NewId("ck"));
+  if (!checkpoint->recorded_completions().empty()) EVALD_RETURN_IF_ERROR(KeepUpload(checkpoint));
+  EVALD_RETURN_IF_ERROR(NormalizeCheckpoint(checkpoint, options_.policy));
   checkpoint->set_created_unix_ms(UnixMillis());
   return store_->Put(Family::kCheckpoints, checkpoint->id(), *checkpoint);
 }
@@ -132,7 +156,8 @@ Status NormalizeRunSpec(const std::optional<v1::Checkpoint>& checkpoint, bool ha
 
 }  // namespace
 
-StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& samples_jsonl) {
+StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& samples_jsonl,
+                                        const Submitter* submitter) {
   std::optional<v1::Checkpoint> checkpoint;
   if (!spec.checkpoint_id().empty()) {
     auto ck = GetCheckpoint(spec.checkpoint_id());
@@ -161,8 +186,45 @@ StatusOr<v1::Run> RunManager::CreateRun(v1::RunSpec spec, const std::string& sam
   } else {
     EVALD_RETURN_IF_ERROR(AddUploadedSamples(samples_jsonl, **ds, &run, &batch));
   }
+  if (!submitter) {
+    EVALD_RETURN_IF_ERROR(StoreAndQueue(run, &batch));
+    return run;
+  }
+  run.set_submitter(submitter->id);
+  run.set_stored_bytes(static_cast<int64_t>(batch.ByteSize()));
+  std::lock_guard<std::mutex> lock(quota_mu_);
+  EVALD_RETURN_IF_ERROR(CheckQuotas(*submitter, run, run.stored_bytes()));
   EVALD_RETURN_IF_ERROR(StoreAndQueue(run, &batch));
   return run;
+}
+
+Status RunManager::CheckQuotas(const Submitter& who, const v1::Run& run, int64_t bytes) const {
+  int in_flight = 0;
+  int64_t queued = run.samples_total(), stored = bytes;
+  EVALD_RETURN_IF_ERROR(store_->Scan(Family::kRuns, "", [&](std::string_view, std::string_view v) {
+    v1::Run r;
+    if (!r.ParseFromArray(v.data(), static_cast<int>(v.size())) || r.submitter() != who.id)
+      return true;
+    stored += r.stored_bytes();
+    if (!Terminal(r.state())) {
+      ++in_flight;
+      queued += r.samples_total() - r.samples_done();
+    }
+    return true;
+  }));
+  const Quotas& q = who.quotas;
+  if (in_flight + 1 > q.runs_in_flight)
+    return Status::ResourceExhausted(
+        fmt::format("quota: this token has {} runs queued or running (at most {})", in_flight,
+                    q.runs_in_flight));
+  if (queued > q.queued_samples)
+    return Status::ResourceExhausted(
+        fmt::format("quota: this run would leave {} samples to grade for this token (at most {})",
+                    queued, q.queued_samples));
+  if (stored > q.stored_bytes)
+    return Status::ResourceExhausted(fmt::format(
+        "quota: this token's runs would store {} bytes (at most {})", stored, q.stored_bytes));
+  return Status::Ok();
 }
 
 // The upload planned like `evald eval` plans a samples file; each sample stored extracted.

@@ -34,9 +34,20 @@ struct RunManagerOptions {
   SandboxOptions sandbox;
   // Datasets runs may name: name -> path (a benchmark checkout or dataset_* folder).
   std::map<std::string, std::string> datasets;
-  BackendOptions backend;
+  BackendOptions backend;    // its policy is set to `policy` below
   ExecutorOptions executor;  // where simulations run (docs/scale-out.md)
+  // What checkpoints may point at and runs may fetch (operator_policy.h).
+  OperatorPolicy policy;
 };
+
+// Who creates a run through the API: the submitting token's id (never the token) and its quotas.
+struct Submitter {
+  std::string id;
+  Quotas quotas;
+};
+
+// The id runs record for a bearer token: the first 16 hex digits of its SHA-256.
+std::string SubmitterId(const std::string& token);
 
 struct RunFilter {
   std::string checkpoint_id;
@@ -68,7 +79,10 @@ class RunManager {
   // Creates a run: from uploaded samples (JSONL as `evald eval` takes it) with backend
   // "samples", or, for a checkpoint with a model, one that samples spec.sampling.n completions
   // of every problem (or of spec.problems) through the checkpoint's backend.
-  StatusOr<v1::Run> CreateRun(v1::RunSpec spec, const std::string& samples_jsonl);
+  // A submitter (the API's callers) is held to its quotas: runs in flight, samples queued and
+  // bytes stored (ResourceExhausted, HTTP 429); without one (the CLI) nothing is counted.
+  StatusOr<v1::Run> CreateRun(v1::RunSpec spec, const std::string& samples_jsonl,
+                              const Submitter* submitter = nullptr);
   // Queues a FAILED or CANCELLED run again: what was generated and graded stays; missing
   // completions are asked for again and ungraded samples graded.
   Status Resume(const std::string& id);
@@ -116,6 +130,10 @@ class RunManager {
   void Finish(v1::Run* run, v1::RunState state, const std::string& reason);
   // Writes the new run with its samples in one batch and queues it.
   Status StoreAndQueue(const v1::Run& run, Store::Batch* batch);
+  // ResourceExhausted when `run` (with the bytes it stores) would take `who` over a quota.
+  Status CheckQuotas(const Submitter& who, const v1::Run& run, int64_t bytes) const;
+  // Writes an uploaded recorded checkpoint's completions into the uploads directory.
+  Status KeepUpload(v1::Checkpoint* checkpoint);
   Status AddUploadedSamples(const std::string& samples_jsonl, const Dataset& dataset, v1::Run* run,
                             Store::Batch* batch);
   Status AddSamplingSamples(const v1::RunSpec& spec, const Dataset& dataset, Task task,
@@ -134,6 +152,7 @@ class RunManager {
   std::atomic<bool> cancel_running_{false};  // the running run is cancelled (not a stop)
   std::thread executor_;
   std::map<std::string, std::unique_ptr<Dataset>> datasets_;  // "name/task"
+  std::mutex quota_mu_;  // a quota check and the run it admits are one step
   RunCounters counters_;
 };
 

@@ -17,6 +17,7 @@ bool ValidPageToken(std::string_view token) {
 RunManager::RunManager(Store* store, RunManagerOptions options)
     : store_(store), options_(std::move(options)), in_flight_(store) {
   if (!options_.datasets.count("builtin")) options_.datasets["builtin"] = EVALD_BUILTIN_DATASET_DIR;
+  options_.backend.policy = &options_.policy;
 }
 
 RunManager::~RunManager() {

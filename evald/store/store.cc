@@ -146,6 +146,10 @@ void Store::Batch::Delete(Family family, std::string_view key) {
   batch_->Delete(store_->Handle(family), rocksdb::Slice(key.data(), key.size()));
 }
 
+size_t Store::Batch::ByteSize() const {
+  return batch_->GetDataSize();
+}
+
 Status Store::Write(Batch& batch) {
   return Commit(batch.batch_.get(), "writing a batch");
 }

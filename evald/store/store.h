@@ -75,6 +75,8 @@ class Store {
     ~Batch();
     void Put(Family family, std::string_view key, const google::protobuf::MessageLite& value);
     void Delete(Family family, std::string_view key);
+    // The bytes the batch holds (keys and values): what writing it stores.
+    size_t ByteSize() const;
 
    private:
     friend class Store;

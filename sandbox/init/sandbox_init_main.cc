@@ -154,6 +154,7 @@ class Init {
       }
       ready.set_fs_view(true);
       ready.set_proc_mounted(proc);
+      ctx_.own_proc = proc;
     }
     ctx_.pid_namespace = config_.pid_namespace();
     if (config_.uid() != 0 && ::geteuid() == 0) {

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -76,16 +78,25 @@ Prepared Prepare(const StepSpec& spec, const StepContext& ctx) {
   return p;
 }
 
+// The step's own mount namespace without /proc: its command line and memory cannot be read back
+// as files. Detaching takes /proc's masks (proc/cmdline ...) with it.
+void HideProc() {
+  if (::unshare(CLONE_NEWNS) != 0) ChildFail("unshare mount namespace");
+  if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ChildFail("private");
+  if (::umount2("/proc", MNT_DETACH) != 0) ChildFail("detach /proc");
+}
+
 [[noreturn]] void ExecChild(const StepSpec& spec, const StepContext& ctx, const Prepared& p,
-                            int out_fd) {
+                            int out_fd, int err_fd) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   int devnull = ::open("/dev/null", O_RDONLY);
   if (devnull < 0 || ::dup2(devnull, 0) < 0) ChildFail("stdin");
-  if (::dup2(out_fd, 1) < 0 || ::dup2(out_fd, 2) < 0) ChildFail("stdout");
+  if (::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) ChildFail("stdout");
   ::syscall(SYS_close_range, 3U, ~0U, 0U);
   if (::chdir(ctx.workdir.c_str()) != 0) ChildFail("chdir");
   ::umask(022);
+  if (spec.hide_proc() && ctx.own_proc) HideProc();
 
   SetLimit(RLIMIT_CORE, 0, 0);
   if (spec.cpu_seconds()) SetLimit(RLIMIT_CPU, spec.cpu_seconds(), spec.cpu_seconds() + 1);
@@ -144,35 +155,46 @@ void KillLeftovers(const StepContext& ctx, pid_t step_group) {
 
 namespace {
 
-// A started step: its output pipe and pidfd, and what came back from it.
+// One output pipe of a step and what came back through it.
+struct OutputPipe {
+  int fd = -1;
+  bool open = false;
+  std::string data;
+};
+
+// A started step: its output pipes and pidfd, and what came back from it.
 struct RunningStep {
   pid_t pid = -1;
-  int out_fd = -1;
   int pidfd = -1;
-  uint64_t cap = 0;
-  std::string output;
-  bool pipe_open = true, exited = false, timed_out = false, flooded = false;
+  uint64_t cap = 0;  // over both pipes together
+  OutputPipe out, err;
+  bool exited = false, timed_out = false, flooded = false;
   int status = 0;
   rusage usage{};
   char buf[65536];
 
-  // Reads what the pipe holds now, up to the output cap.
-  void Drain() {
-    while (pipe_open) {
-      ssize_t n = ::read(out_fd, buf, sizeof buf);
+  // Reads what a pipe holds now, up to the output cap.
+  void Drain(OutputPipe& p) {
+    while (p.open && !flooded) {
+      ssize_t n = ::read(p.fd, buf, sizeof buf);
       if (n > 0) {
-        if (output.size() + static_cast<size_t>(n) > cap) {
-          output.append(buf, cap - output.size());
+        const size_t used = out.data.size() + err.data.size();
+        if (used + static_cast<size_t>(n) > cap) {
+          p.data.append(buf, cap - used);
           flooded = true;
           return;
         }
-        output.append(buf, static_cast<size_t>(n));
+        p.data.append(buf, static_cast<size_t>(n));
         continue;
       }
-      if (n == 0) pipe_open = false;
+      if (n == 0) p.open = false;
       if (n < 0 && errno == EINTR) continue;
       return;  // EAGAIN: nothing more for now
     }
+  }
+  void DrainAll() {
+    Drain(out);
+    Drain(err);
   }
 
   // Collects output until the step exits, floods its cap, or the deadline passes.
@@ -184,9 +206,10 @@ struct RunningStep {
         timed_out = true;
         return;
       }
-      pollfd fds[2];
+      pollfd fds[3];
       int nfds = 0;
-      if (pipe_open) fds[nfds++] = {out_fd, POLLIN, 0};
+      if (out.open) fds[nfds++] = {out.fd, POLLIN, 0};
+      if (err.open) fds[nfds++] = {err.fd, POLLIN, 0};
       if (pidfd >= 0) fds[nfds++] = {pidfd, POLLIN, 0};
       // Without a pidfd the exit is noticed by polling waitpid every 5 ms.
       int wait_ms = pidfd >= 0 ? static_cast<int>(left) : std::min<int>(static_cast<int>(left), 5);
@@ -196,10 +219,10 @@ struct RunningStep {
       } else {
         ::usleep(static_cast<useconds_t>(wait_ms) * 1000);
       }
-      Drain();
+      DrainAll();
       if (::wait4(pid, &status, WNOHANG, &usage) == pid) {
         exited = true;
-        Drain();  // what the step wrote just before exiting
+        DrainAll();  // what the step wrote just before exiting
       }
     }
   }
@@ -213,7 +236,7 @@ struct RunningStep {
     }
   }
 
-  StepResult Result(Clock::time_point start) {
+  StepResult Result(Clock::time_point start, bool separate) {
     StepResult result;
     result.set_wall_ms(static_cast<uint32_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()));
@@ -221,7 +244,8 @@ struct RunningStep {
     result.set_cpu_ms(static_cast<uint64_t>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 +
                       static_cast<uint64_t>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) /
                           1000);
-    result.set_output(std::move(output));
+    result.set_output(std::move(out.data));
+    if (separate) result.set_error_output(std::move(err.data));
     if (flooded) {
       result.set_outcome(StepResult::OUTPUT_LIMIT);
     } else if (timed_out) {
@@ -249,32 +273,48 @@ StepResult StartFailed(const std::string& why) {
 StepResult RunStep(const StepSpec& spec, const StepContext& ctx) {
   if (spec.argv_size() == 0) return StartFailed("empty command");
   Prepared prepared = Prepare(spec, ctx);
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0)
+  const bool separate = spec.separate_stderr();
+  int out_pipe[2], err_pipe[2] = {-1, -1};
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0)
     return StartFailed(std::string("pipe: ") + std::strerror(errno));
+  if (separate && ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    return StartFailed(std::string("pipe: ") + std::strerror(errno));
+  }
+  auto close_all = [&] {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+      if (fd >= 0) ::close(fd);
+  };
   auto start = Clock::now();
   pid_t pid = ::fork();
   if (pid < 0) {
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
+    close_all();
     return StartFailed(std::string("fork: ") + std::strerror(errno));
   }
-  if (pid == 0) ExecChild(spec, ctx, prepared, pipefd[1]);
+  if (pid == 0) ExecChild(spec, ctx, prepared, out_pipe[1], separate ? err_pipe[1] : out_pipe[1]);
   ::setpgid(pid, pid);  // also done in the child; whichever runs first wins the race
-  ::close(pipefd[1]);
-  ::fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
+  ::close(out_pipe[1]);
+  out_pipe[1] = -1;
+  if (separate) {
+    ::close(err_pipe[1]);
+    err_pipe[1] = -1;
+  }
 
   auto step = std::make_unique<RunningStep>();
   step->pid = pid;
-  step->out_fd = pipefd[0];
+  step->out = {out_pipe[0], true, {}};
+  if (separate) step->err = {err_pipe[0], true, {}};
+  for (int fd : {out_pipe[0], err_pipe[0]})
+    if (fd >= 0) ::fcntl(fd, F_SETFL, O_NONBLOCK);
   step->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   step->cap = spec.max_output_bytes() ? spec.max_output_bytes() : (1u << 20);
   step->Watch(start + std::chrono::milliseconds(spec.timeout_ms() ? spec.timeout_ms() : 30000));
   step->Reap();
   KillLeftovers(ctx, pid);
   if (step->pidfd >= 0) ::close(step->pidfd);
-  ::close(pipefd[0]);
-  return step->Result(start);
+  close_all();
+  return step->Result(start, separate);
 }
 
 }  // namespace evald::sandbox

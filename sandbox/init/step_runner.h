@@ -1,7 +1,7 @@
 // Runs one untrusted step (a compiler or simulator invocation) inside the sandbox: its own
-// process group, stdout+stderr into a capped pipe, rlimits, the unprivileged identity,
-// no_new_privs and the seccomp allow-list, a wall-clock deadline. Whatever the step leaves
-// behind is killed before the next one starts.
+// process group, stdout and stderr into capped pipes (one, or one each), rlimits, the unprivileged
+// identity, no_new_privs and the seccomp allow-list, a wall-clock deadline. Whatever the step
+// leaves behind is killed before the next one starts.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,10 @@ struct StepContext {
   uint32_t gid = 0;
   bool seccomp = false;
   bool pid_namespace = false;  // kill(-1) then reaches exactly the sandbox's processes
+  // /proc is the sandbox's own mount (of its pid namespace), which a step asking for hide_proc
+  // detaches in a mount namespace of its own. Without it (no filesystem view) there is nothing
+  // of ours to hide and the step runs as it is.
+  bool own_proc = false;
 };
 
 StepResult RunStep(const StepSpec& spec, const StepContext& ctx);

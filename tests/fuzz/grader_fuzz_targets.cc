@@ -51,7 +51,7 @@ int ParseYosysOutput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < trace.size(); ++i)
     for (const auto& [name, bits] : trace[i].inputs)
       if (bits.empty() || bits.find_first_not_of("01xXzZ") != std::string::npos) __builtin_trap();
-  auto bench = BuildReplayBench(trace, "cycle", "n", "[t]");
+  auto bench = BuildReplayBench(trace, "cycle", "n");
   if (bench.ok() && bench->find("module replay_n") == std::string::npos) __builtin_trap();
   SynthStats stats;
   ParseStat(text, &stats);
