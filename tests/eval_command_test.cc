@@ -15,6 +15,7 @@
 #include "base/hash.h"
 #include "base/py_text.h"
 #include "evald/proto/eval.pb.h"
+#include "fake_server.h"
 #include "test_support.h"
 
 namespace evald {
@@ -350,6 +351,34 @@ TEST_F(EvalCommand, PrintsTheBenchmarksPromptsAsJsonl) {
   EXPECT_EQ(RunEvald("dataset prompts --dataset " + testing::BuiltinDataset() + " --problem Nope")
                 .exit_code,
             2);
+}
+
+// `evald run --endpoint` is its own operator: the endpoint it names is reachable (loopback
+// included) and its --api-key-env / --api-key-file is the key sent, as a bearer token only.
+TEST_F(EvalCommand, RunAgainstAnEndpointSendsTheKeyItNames) {
+  testing::FakeServer server([](const HttpRequest& req, int) {
+    return testing::Reply(
+        req, boost::beast::http::status::ok,
+        "data: {\"choices\":[{\"index\":0,\"text\":\"[BEGIN]\\nmodule TopModule(input a, input b, "
+        "output out); assign out = a & b; endmodule\\n[DONE]\",\"finish_reason\":\"stop\"}]}\n\n"
+        "data: [DONE]\n\n",
+        "text/event-stream");
+  });
+  ::setenv("EVALD_TEST_CLI_KEY", "sk-from-the-cli-env", 1);
+  auto r = RunEvald("run --endpoint " + server.url() +
+                    " --model-name m --api-key-env EVALD_TEST_CLI_KEY --problems Bi01_and_gate "
+                    "--formal off --json " +
+                    dir_ + "/ep.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(ReadReport(dir_ + "/ep.json").summary().pass_at().at("1"), 1.0);
+  ASSERT_FALSE(server.auth().empty());
+  EXPECT_EQ(server.auth().front(), "Bearer sk-from-the-cli-env");
+  EXPECT_EQ(r.output.find("sk-from-the-cli-env"), std::string::npos) << r.output;
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/key", "sk-from-a-file\n").ok());
+  auto f = RunEvald("run --endpoint " + server.url() + " --model-name m --api-key-file " + dir_ +
+                    "/key --problems Bi01_and_gate --formal off");
+  ASSERT_EQ(f.exit_code, 0) << f.output;
+  EXPECT_EQ(server.auth().back(), "Bearer sk-from-a-file");
 }
 
 // `evald run` without a daemon: recorded completions give the same verdicts as `evald eval` on
