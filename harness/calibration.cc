@@ -22,7 +22,10 @@ Calibration CalibrateProblem(SandboxWorker& worker, SimulatorKind simulator,
   cal.samples_checked = v.samples_checked;
   cal.testbench_timeout = v.testbench_timeout;
   cal.gradable = v.passed;
-  if (v.category == category::kInternalError) {
+  cal.outcome = v.passed                                 ? CalibrationOutcome::kGradable
+                : v.category == category::kInternalError ? CalibrationOutcome::kFault
+                                                         : CalibrationOutcome::kUngradable;
+  if (cal.outcome == CalibrationOutcome::kFault) {
     cal.note = "calibration could not run: " + v.detail;
   } else if (!v.passed) {
     cal.note = "the reference fails against its own testbench: " + v.detail;

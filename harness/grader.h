@@ -19,8 +19,13 @@
 
 namespace evald {
 
+// What calibrating a problem found: its reference passes (the problem can be graded), fails
+// (every sample is X), or could not be run at all (a sandbox fault: nothing is known).
+enum class CalibrationOutcome { kGradable, kUngradable, kFault };
+
 // What the reference reaches against its own testbench (see calibration.h).
 struct Calibration {
+  CalibrationOutcome outcome = CalibrationOutcome::kFault;
   bool gradable = false;
   int samples_checked = -1;
   bool testbench_timeout = false;

@@ -254,7 +254,7 @@ Outcome RunRemote(RemoteBackendOptions o, int requests = 1, int n = 2) {
   Outcome out;
   out.responses.resize(reqs.size());
   std::vector<int> answered(reqs.size(), 0);
-  std::atomic<bool> cancel{false};
+  CancelToken cancel;
   backend.Run(
       reqs,
       [&](size_t i, SampleResponse r) {
@@ -325,7 +325,7 @@ TEST(RemoteBackend, ReplicasShareTheRequestsAndOneDyingLosesNothing) {
   });
   std::vector<v1::RequestTiming> timings;
   int ok = 0;
-  std::atomic<bool> cancel{false};
+  CancelToken cancel;
   backend.Run(
       reqs,
       [&](size_t, SampleResponse r) {
@@ -513,11 +513,11 @@ TEST(RemoteBackend, CancelAnswersEveryRequest) {
   o.max_concurrency = 1;
   RemoteBackend backend(o);
   std::vector<SampleRequest> reqs(5);
-  std::atomic<bool> cancel{false};
+  CancelToken cancel;
   int answered = 0, cancelled = 0;
   std::thread canceller([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    cancel = true;
+    cancel.Stop();
   });
   backend.Run(
       reqs,
@@ -585,7 +585,7 @@ TEST_F(CoreEndpoint, StreamedWholeAndChatAnswersEqualTheCore) {
       o.api = api;
       o.stream = stream;
       RemoteBackend backend(o);
-      std::atomic<bool> cancel{false};
+      CancelToken cancel;
       SampleResponse got;
       backend.Run(
           {r}, [&](size_t, SampleResponse resp) { got = std::move(resp); }, cancel);
@@ -704,7 +704,7 @@ TEST_F(CoreEndpoint, BadRequestsGetOpenAiStyleErrors) {
   RemoteBackend backend(o);
   SampleRequest r;
   r.user = "x";
-  std::atomic<bool> cancel{false};
+  CancelToken cancel;
   SampleResponse got;
   backend.Run(
       {r}, [&](size_t, SampleResponse resp) { got = std::move(resp); }, cancel);
@@ -733,7 +733,7 @@ TEST(RecordedBackend, AnswersFromTheFileAndReportsWhatIsMissing) {
   reqs[2].problem = "B";
   reqs[2].first_index = 0;
   std::vector<SampleResponse> got(3);
-  std::atomic<bool> cancel{false};
+  CancelToken cancel;
   (*backend)->Run(
       reqs, [&](size_t i, SampleResponse r) { got[i] = std::move(r); }, cancel);
   ASSERT_TRUE(got[0].status.ok());

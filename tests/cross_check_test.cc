@@ -9,6 +9,7 @@
 #include "datasets/dataset.h"
 #include "evald/runs/dataset_audit.h"
 #include "evald/runs/evaluation.h"
+#include "evald/runs/grading_settings.h"
 #include "evald/runs/scoring.h"
 #include "evald/store/store.h"
 #include "harness/calibration.h"
@@ -253,9 +254,10 @@ class CrossCheckPipelineTest : public ::testing::Test {
   }
   StatusOr<v1::EvalReport> Run(const std::string& jsonl, Store* store = nullptr) {
     EvalOptions opts;
-    opts.cross.synthesis = true;
-    opts.cross.required = true;
-    opts.store = store;
+    *opts.grading.mutable_cross_checks() = DefaultCrossCheckSettings();
+    opts.grading.mutable_cross_checks()->set_synthesis(true);
+    opts.grading.mutable_cross_checks()->set_optional(false);
+    opts.resources.store = store;
     return Evaluate(*dataset_, ParseSamplesJsonl(jsonl), opts);
   }
 
@@ -274,7 +276,7 @@ TEST_F(CrossCheckPipelineTest, ARefutedPassIsReportedAndLeftOutOfStrictPassAtK) 
   const std::string jsonl = Line("Bi02_mux2_byte", 0, kTrojan) + Line("Bi02_mux2_byte", 1, kRight);
   auto report = Run(jsonl);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  if (report->cross_checks().yosys_version().empty()) GTEST_SKIP() << "no yosys";
+  if (report->grading().cross_checks().yosys_version().empty()) GTEST_SKIP() << "no yosys";
   ASSERT_EQ(report->samples_size(), 2);
   const auto& trojan = report->samples(0);
   EXPECT_TRUE(trojan.passed());
@@ -318,7 +320,7 @@ TEST_F(CrossCheckPipelineTest, ASecondEvaluationTakesEveryCrossCheckFromTheStore
                                  "    else if (en) q <= (q == 9) ? 0 : q + 1;\nendmodule\n");
   auto first = Run(jsonl, store->get());
   ASSERT_TRUE(first.ok());
-  if (first->cross_checks().yosys_version().empty()) GTEST_SKIP() << "no yosys";
+  if (first->grading().cross_checks().yosys_version().empty()) GTEST_SKIP() << "no yosys";
   auto second = Run(jsonl, store->get());
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second->summary().cache_hits(), 3);

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "daemon_fixture.h"
-#include "evald/server/run_manager.h"
+#include "evald/server/run_requests.h"
 #include "fake_server.h"
 
 namespace evald {

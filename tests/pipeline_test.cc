@@ -1,6 +1,6 @@
-// The one run pipeline: `evald eval` (Evaluate) and the daemon's run executor (RunManager) give
-// the same report for the same samples, and the grading stage simulates each distinct
-// (problem, code) once per session however concurrently it is submitted.
+// The one run pipeline: `evald eval` (Evaluate) and the daemon (RunRequests + RunQueue) give
+// the same report, with the same fields, for the same samples, and the grading stage simulates each
+// distinct (problem, code) once per session however concurrently it is submitted.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -9,9 +9,13 @@
 #include "base/file_io.h"
 #include "base/hash.h"
 #include "datasets/dataset.h"
+#include "evald/runs/dataset_registry.h"
 #include "evald/runs/evaluation.h"
 #include "evald/runs/grading_session.h"
-#include "evald/server/run_manager.h"
+#include "evald/runs/grading_settings.h"
+#include "evald/server/run_queue.h"
+#include "evald/server/run_records.h"
+#include "evald/server/run_requests.h"
 #include "harness/testbench_hardening.h"
 #include "test_support.h"
 
@@ -31,25 +35,29 @@ class PipelineTest : public ::testing::Test {
   std::unique_ptr<Dataset> dataset_;
 };
 
-// Runs the samples through the daemon's executor (in process, its own store) to the end.
+// Runs the samples through the daemon's parts (in process, its own store) to the end.
 v1::EvalReport RunThroughDaemon(const std::string& dir, const std::string& jsonl,
                                 v1::RunSpec spec = {}) {
   auto store = Store::Open(dir);
   EXPECT_TRUE(store.ok());
-  RunManager runs(store->get(), RunManagerOptions{});
-  EXPECT_TRUE(runs.Start().ok());
+  DatasetRegistry datasets({});
+  RunRequests requests(store->get(), &datasets, {});
+  RunQueue queue(store->get(), &datasets, {});
+  EXPECT_TRUE(queue.Start().ok());
   spec.set_dataset("builtin");
-  auto created = runs.CreateRun(spec, jsonl);
+  auto created = requests.CreateRun(spec, jsonl);
   EXPECT_TRUE(created.ok()) << created.status().ToString();
+  queue.Enqueue(created->id());
+  RunRecords records(**store);
   for (int i = 0; i < 2400; ++i) {
-    auto run = runs.GetRun(created->id());
+    auto run = records.GetRun(created->id());
     if (run.ok() && run->state() == v1::SUCCEEDED) break;
     EXPECT_TRUE(run.ok() && run->state() != v1::FAILED) << run->state_reason();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  auto report = runs.Report(created->id());
+  auto report = records.Report(created->id());
   EXPECT_TRUE(report.ok());
-  runs.Stop();
+  queue.Stop();
   return *report;
 }
 
@@ -86,7 +94,7 @@ TEST_F(PipelineTest, TheCliAndTheDaemonGiveTheSameReport) {
     EXPECT_EQ(a.formal().detail(), b->formal().detail());
     EXPECT_EQ(a.cross_check(), b->cross_check());
     EXPECT_EQ(a.strict_passed(), b->strict_passed());
-    if (a.passed() && !cli->cross_checks().yosys_version().empty()) {
+    if (a.passed() && !cli->grading().cross_checks().yosys_version().empty()) {
       EXPECT_EQ(a.formal().outcome(), "proven");
     }
     deduplicated += a.deduplicated();
@@ -101,8 +109,25 @@ TEST_F(PipelineTest, TheCliAndTheDaemonGiveTheSameReport) {
     EXPECT_DOUBLE_EQ(v, daemon.summary().pass_at().at(k)) << "pass@" << k;
   for (const auto& [k, v] : cli->summary().strict_pass_at())
     EXPECT_DOUBLE_EQ(v, daemon.summary().strict_pass_at().at(k)) << "strict pass@" << k;
-  EXPECT_EQ(cli->cross_checks().formal(), daemon.cross_checks().formal());
   EXPECT_DOUBLE_EQ(cli->summary().benchmark_pass_rate(), daemon.summary().benchmark_pass_rate());
+  // One report builder: the header and the counters are there in both.
+  EXPECT_EQ(cli->grading().SerializeAsString(), daemon.grading().SerializeAsString());
+  EXPECT_EQ(cli->simulator_version(), daemon.simulator_version());
+  EXPECT_EQ(cli->sandbox_layers(), daemon.sandbox_layers());
+  // The dataset by what each was told: the CLI its folder, the daemon its registry's name.
+  EXPECT_EQ(daemon.dataset(), "builtin");
+  EXPECT_EQ(cli->task(), daemon.task());
+  EXPECT_EQ(cli->calibration_size(), daemon.calibration_size());
+  EXPECT_EQ(cli->summary().simulations(), daemon.summary().simulations());
+  EXPECT_GT(daemon.summary().simulations(), 0);
+  EXPECT_EQ(cli->summary().cache_hits(), daemon.summary().cache_hits());
+  EXPECT_GT(cli->summary().wall_seconds(), 0);
+  EXPECT_GT(daemon.summary().wall_seconds(), 0);
+  using Counts = std::map<std::string, int>;
+  const auto& cli_counts = cli->summary().categories();
+  const auto& daemon_counts = daemon.summary().categories();
+  EXPECT_EQ(Counts(cli_counts.begin(), cli_counts.end()),
+            Counts(daemon_counts.begin(), daemon_counts.end()));
 }
 
 // A run spec's cross-checks reach the daemon's grading, and its report carries them.
@@ -112,31 +137,39 @@ TEST_F(PipelineTest, TheDaemonGradesWithTheRunsCrossChecks) {
       "input [7:0] b, output logic [7:0] out);\\n  assign out = (sel && a == 8'hC3 && b == "
       "8'h3C) ? 8'h00 : (sel ? b : a);\\nendmodule\\n\"}\n";
   v1::RunSpec spec;
-  spec.mutable_cross_checks()->set_formal(true);
-  spec.mutable_cross_checks()->set_synthesis(true);
+  spec.mutable_grading()->mutable_cross_checks()->set_formal(true);
+  spec.mutable_grading()->mutable_cross_checks()->set_synthesis(true);
   v1::EvalReport report = RunThroughDaemon(dir_, trojan, spec);
-  if (report.cross_checks().yosys_version().empty()) GTEST_SKIP() << "no yosys";
+  if (report.grading().cross_checks().yosys_version().empty()) GTEST_SKIP() << "no yosys";
   ASSERT_EQ(report.samples_size(), 1);
   EXPECT_TRUE(report.samples(0).passed());
   EXPECT_EQ(report.samples(0).cross_check(), "refuted") << report.samples(0).formal().detail();
-  EXPECT_TRUE(report.cross_checks().synthesis());
+  EXPECT_TRUE(report.grading().cross_checks().synthesis());
   EXPECT_EQ(report.summary().formal_refuted(), 1);
   EXPECT_DOUBLE_EQ(report.summary().strict_pass_at().at("1"), 0.0);
   v1::RunSpec bad;
-  bad.mutable_cross_checks()->set_bound_cycles(5000);
+  bad.mutable_grading()->mutable_cross_checks()->set_bound_cycles(5000);
   auto store = Store::Open(dir_ + "-bad");
   ASSERT_TRUE(store.ok());
-  RunManager runs(store->get(), RunManagerOptions{});
+  DatasetRegistry datasets({});
+  RunRequests requests(store->get(), &datasets, {});
   bad.set_dataset("builtin");
-  EXPECT_FALSE(runs.CreateRun(bad, trojan).ok());  // bounded: a request cannot make it spin
+  EXPECT_FALSE(requests.CreateRun(bad, trojan).ok());  // bounded: a request cannot make it spin
+  // The legacy spelling of the same field is held to the same bound.
+  v1::RunSpec legacy;
+  legacy.set_dataset("builtin");
+  legacy.mutable_cross_checks()->set_bound_cycles(5000);
+  EXPECT_FALSE(requests.CreateRun(legacy, trojan).ok());
   std::system(("rm -rf " + dir_ + "-bad").c_str());
 }
 
 TEST_F(PipelineTest, ConcurrentSubmissionsOfOneCodeSimulateOnce) {
   const Problem& problem = dataset_->problems().front();
-  GradingOptions options;
-  options.jobs = 2;
-  auto session = GradingSession::Open(options, {&problem});
+  v1::GradingSettings settings;
+  ASSERT_TRUE(NormalizeGradingSettings(&settings).ok());
+  GradingResources resources;
+  resources.jobs = 2;
+  auto session = GradingSession::Open(settings, resources, *dataset_, {&problem});
   ASSERT_TRUE(session.ok()) << session.status().ToString();
   // Not the reference's text (that one is classified from the calibration run).
   const std::string code = ReferenceAsDesign(problem.reference) + "\n// a comment\n";

@@ -1,4 +1,4 @@
-#include "evald/eval/samples_reader.h"
+#include "evald/samples/samples_reader.h"
 
 #include <gtest/gtest.h>
 

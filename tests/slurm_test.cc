@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "daemon_fixture.h"
+#include "evald/cluster/spool.h"
 #include "evald/proto/eval.pb.h"
-#include "evald/runs/spool.h"
 
 namespace evald {
 namespace {
@@ -242,7 +242,7 @@ TEST_F(SlurmTest, AWorkerWithOtherToolsRefusesRatherThanGrades) {
   v1::WorkerShard shard;
   shard.mutable_spec()->set_dataset_folder(Builtin() + "/dataset_spec-to-rtl");
   shard.mutable_spec()->set_task("spec-to-rtl");
-  shard.mutable_spec()->set_simulator("iverilog");
+  shard.mutable_spec()->mutable_grading()->set_simulator("iverilog");
   shard.mutable_spec()->set_simulator_version("Icarus Verilog version 0.0 (not this one)");
   v1::WorkerJob* job = shard.add_jobs();
   job->set_key(std::string(64, 'a'));

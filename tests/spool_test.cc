@@ -6,9 +6,9 @@
 
 #include "base/file_io.h"
 #include "base/hash.h"
-#include "evald/runs/grading_session.h"
-#include "evald/runs/slurm_client.h"
-#include "evald/runs/spool.h"
+#include "evald/cluster/slurm_client.h"
+#include "evald/cluster/slurm_executor.h"
+#include "evald/cluster/spool.h"
 
 namespace evald {
 namespace {

@@ -95,7 +95,7 @@ TEST_F(StoreTest, SecondEvaluationIsAPureCacheLookup) {
   auto store = Store::Open(dir_);
   ASSERT_TRUE(store.ok());
   EvalOptions opts;
-  opts.store = store->get();
+  opts.resources.store = store->get();
   auto first = Evaluate(*ds, *samples, opts);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(first->summary().cache_hits(), 0);
@@ -112,7 +112,7 @@ TEST_F(StoreTest, SecondEvaluationIsAPureCacheLookup) {
   EXPECT_DOUBLE_EQ(first->summary().pass_at().at("1"), second->summary().pass_at().at("1"));
   // Another simulator is another key.
   EvalOptions fixed = opts;
-  fixed.simulate_timeout_ms = 7000;
+  fixed.grading.set_simulate_timeout_ms(7000);
   auto third = Evaluate(*ds, *samples, fixed);
   ASSERT_TRUE(third.ok());
   EXPECT_EQ(third->summary().cache_hits(), 0);

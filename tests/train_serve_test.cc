@@ -15,9 +15,9 @@
 #include "base/hash.h"
 #include "datasets/dataset.h"
 #include "datasets/problem_category.h"
-#include "evald/eval/report_printer.h"
 #include "evald/report/train_serve.h"
 #include "evald/runs/scoring.h"
+#include "evald/text/report_printer.h"
 #include "test_support.h"
 
 namespace evald {

@@ -10,8 +10,8 @@
 #include "base/file_io.h"
 #include "base/numbers.h"
 #include "base/text_escape.h"
-#include "evald/eval/samples_reader.h"
 #include "evald/gate/ci_gate.h"
+#include "evald/samples/samples_reader.h"
 #include "harness/result_line.h"
 
 namespace evald {

@@ -26,7 +26,7 @@ TEST_P(BenchmarkData, EveryReferencePassesExceptTheKnownBrokenOnes) {
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
   ASSERT_EQ(ds->problems().size(), 156u);
   EvalOptions opts;
-  opts.jobs = 2;
+  opts.resources.jobs = 2;
   auto report = CheckDataset(*ds, opts);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   std::set<std::string> ungradable, timeout_rule;
@@ -82,7 +82,7 @@ TEST_P(BenchmarkData, MutatedReferencesFailWithTheRightCategory) {
     add(ref.substr(0, end) + "RefModule again();\n" + ref.substr(end), 'I');
   }
   EvalOptions opts;
-  opts.jobs = 2;
+  opts.resources.jobs = 2;
   auto report = Evaluate(*ds, samples, opts);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   ASSERT_EQ(report->samples_size(), static_cast<int>(samples.samples.size()));
@@ -105,8 +105,8 @@ TEST_P(BenchmarkData, AutoSimulatorGradesEveryProblemAnySimulatorCan) {
   auto ds = Dataset::Load(testing::SharedVerilogEval(), GetParam());
   ASSERT_TRUE(ds.ok());
   EvalOptions opts;
-  opts.jobs = 2;
-  opts.auto_simulator = true;
+  opts.resources.jobs = 2;
+  opts.grading.set_simulator("auto");
   auto report = CheckDataset(*ds, opts);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->simulator(), "auto");

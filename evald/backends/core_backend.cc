@@ -35,11 +35,11 @@ std::string CoreBackend::PromptFormat() const {
 
 void CoreBackend::Run(const std::vector<SampleRequest>& requests,
                       const std::function<void(size_t, SampleResponse)>& done,
-                      const std::atomic<bool>& cancel) {
+                      const CancelToken& cancel) {
   AnswerInTurn(requests, done, cancel, [&](const SampleRequest& r) {
     SampleResponse resp;
     auto out = engine_->Generate(CoreRequestFor(r, chat_), [&](int, std::string_view, const char*) {
-      return !cancel.load();
+      return !cancel.stopped();
     });
     if (!out.ok()) {
       resp.status = out.status();

@@ -24,7 +24,7 @@ class CoreBackend : public SamplingBackend {
   std::string PromptFormat() const override;
   void Run(const std::vector<SampleRequest>& requests,
            const std::function<void(size_t, SampleResponse)>& done,
-           const std::atomic<bool>& cancel) override;
+           const CancelToken& cancel) override;
 
  private:
   std::shared_ptr<CoreEngine> engine_;

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "evald/eval/samples_reader.h"
+#include "evald/samples/samples_reader.h"
 
 namespace evald {
 
@@ -27,7 +27,7 @@ StatusOr<std::unique_ptr<RecordedBackend>> RecordedBackend::Open(const std::stri
 
 void RecordedBackend::Run(const std::vector<SampleRequest>& requests,
                           const std::function<void(size_t, SampleResponse)>& done,
-                          const std::atomic<bool>& cancel) {
+                          const CancelToken& cancel) {
   AnswerInTurn(requests, done, cancel, [&](const SampleRequest& r) {
     SampleResponse resp;
     resp.timing.set_samples(r.n);

@@ -21,7 +21,7 @@ class RecordedBackend : public SamplingBackend {
   int MaxSamplesPerRequest() const override { return 1; }  // each sample found or missing alone
   void Run(const std::vector<SampleRequest>& requests,
            const std::function<void(size_t, SampleResponse)>& done,
-           const std::atomic<bool>& cancel) override;
+           const CancelToken& cancel) override;
 
  private:
   std::string path_;

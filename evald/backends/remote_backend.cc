@@ -279,7 +279,7 @@ bool RemoteBackend::RecordFailure(Replica& r, bool connection_failed, const std:
 
 void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
                         const std::function<void(size_t, SampleResponse)>& done,
-                        const std::atomic<bool>& cancel) {
+                        const CancelToken& cancel) {
   struct Waiting {
     size_t request;
     int attempts_made;
@@ -429,7 +429,7 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
     error = fmt::format("{} (POST {}, attempt {} of {})", error, replica.shown, a->attempt,
                         options_.max_attempts);
     if (retry) RecordFailure(replica, ConnectionFailed(result), error);
-    if (retry && a->attempt < options_.max_attempts && !cancel) {
+    if (retry && a->attempt < options_.max_attempts && !cancel.stopped()) {
       // Another replica that can take it now: no backoff (it is this replica that struggles).
       const int other = PickReplica(a->replica, Clock::now());
       if (other >= 0 && other != a->replica) {
@@ -457,7 +457,7 @@ void RemoteBackend::Run(const std::vector<SampleRequest>& requests,
   };
 
   while (!waiting.empty() || !active.empty()) {
-    if (cancel) {
+    if (cancel.stopped()) {
       for (auto& [easy, a] : active) {
         curl_multi_remove_handle(multi, easy);
         --replicas_[a->replica].active;

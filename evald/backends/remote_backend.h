@@ -56,7 +56,7 @@ class RemoteBackend : public SamplingBackend {
   }
   void Run(const std::vector<SampleRequest>& requests,
            const std::function<void(size_t, SampleResponse)>& done,
-           const std::atomic<bool>& cancel) override;
+           const CancelToken& cancel) override;
 
   const std::string& url() const { return replicas_.front().url; }
   std::vector<EndpointHealth> Health() const override;

@@ -8,10 +8,10 @@ std::string CompletionPromptText(const std::string& system, const std::string& u
 
 void AnswerInTurn(const std::vector<SampleRequest>& requests,
                   const std::function<void(size_t, SampleResponse)>& done,
-                  const std::atomic<bool>& cancel,
+                  const CancelToken& cancel,
                   const std::function<SampleResponse(const SampleRequest&)>& answer) {
   for (size_t i = 0; i < requests.size(); ++i) {
-    if (cancel) {
+    if (cancel.stopped()) {
       SampleResponse resp;
       resp.status = Status::Cancelled("cancelled");
       done(i, std::move(resp));

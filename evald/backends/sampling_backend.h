@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cancel_token.h"
 #include "base/status.h"
 #include "evald/proto/eval.pb.h"
 
@@ -73,7 +74,7 @@ class SamplingBackend {
   // requests are answered with kCancelled promptly.
   virtual void Run(const std::vector<SampleRequest>& requests,
                    const std::function<void(size_t, SampleResponse)>& done,
-                   const std::atomic<bool>& cancel) = 0;
+                   const CancelToken& cancel) = 0;
 };
 
 // A prompt as the completions endpoints take it: the system message, a blank line, the prompt.
@@ -83,7 +84,7 @@ std::string CompletionPromptText(const std::string& system, const std::string& u
 // each, or kCancelled without asking once `cancel` is set.
 void AnswerInTurn(const std::vector<SampleRequest>& requests,
                   const std::function<void(size_t, SampleResponse)>& done,
-                  const std::atomic<bool>& cancel,
+                  const CancelToken& cancel,
                   const std::function<SampleResponse(const SampleRequest&)>& answer);
 
 }  // namespace evald

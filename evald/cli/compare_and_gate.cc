@@ -8,12 +8,12 @@
 
 #include "base/file_io.h"
 #include "evald/cli/report_io.h"
-#include "evald/eval/report_printer.h"
 #include "evald/gate/ci_gate.h"
 #include "evald/metrics/run_comparison.h"
+#include "evald/proto/json.h"
 #include "evald/runs/scoring.h"
-#include "evald/server/run_manager.h"
 #include "evald/store/store.h"
+#include "evald/text/report_printer.h"
 
 namespace evald {
 

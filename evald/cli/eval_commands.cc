@@ -12,35 +12,34 @@
 #include "datasets/dataset.h"
 #include "datasets/problem_category.h"
 #include "datasets/prompt_builder.h"
-#include "evald/cli/cross_check_flags.h"
 #include "evald/cli/executor_flags.h"
+#include "evald/cli/grading_flags.h"
 #include "evald/cli/report_io.h"
-#include "evald/eval/report_printer.h"
+#include "evald/cluster/slurm_executor.h"
+#include "evald/proto/json.h"
 #include "evald/runs/dataset_audit.h"
 #include "evald/runs/evaluation.h"
 #include "evald/runs/grading_session.h"
 #include "evald/store/store.h"
+#include "evald/text/report_printer.h"
 
 namespace evald {
 
 namespace {
 
+// What every grading command takes: the dataset, the grading settings and the sandboxes.
 struct CommonFlags {
   std::string dataset;
   std::string task = "spec-to-rtl";
-  std::string simulator = "iverilog";
+  GradingFlagValues grading;
   int jobs = 2;
-  bool require_isolation = false;
 };
 
 void AddCommon(CLI::App* cmd, CommonFlags* f) {
   cmd->add_option("--dataset", f->dataset, "verilog-eval checkout or dataset_* folder")->required();
   cmd->add_option("--task", f->task, "spec-to-rtl | code-complete-iccad2023");
-  cmd->add_option("--simulator", f->simulator,
-                  "iverilog | verilator | auto (Icarus, and Verilator where only it grades)");
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
-  cmd->add_flag("--require-isolation", f->require_isolation,
-                "fail rather than run with a degraded sandbox");
+  AddGradingFlags(cmd, &f->grading);
 }
 
 // A progress line on a terminal, a log line every ten seconds otherwise.
@@ -67,24 +66,20 @@ std::function<void(int, int)> MakeProgress() {
   };
 }
 
+// The dataset, with the settings and resources the flags state.
 StatusOr<Dataset> LoadFor(const CommonFlags& f, EvalOptions* opts) {
   auto task = ParseTask(f.task);
   if (!task.ok()) return task.status();
-  GradingOptions choice;
-  EVALD_RETURN_IF_ERROR(ApplySimulatorChoice(f.simulator, &choice));
-  opts->simulator = choice.simulator;
-  opts->auto_simulator = choice.auto_simulator;
-  opts->jobs = f.jobs;
-  opts->sandbox.require_full_isolation = f.require_isolation;
+  auto grading = GradingSettingsOf(f.grading);
+  if (!grading.ok()) return grading.status();
+  opts->grading = std::move(*grading);
+  opts->resources.jobs = f.jobs;
   return Dataset::Load(f.dataset, *task);
 }
 
 struct EvalFlags {
   CommonFlags common;
   std::string samples, json_out, ks = "1,5", data_dir;
-  uint32_t sim_timeout_s = 0;
-  bool exact_counts = false;
-  CrossCheckFlags cross;
   ExecutorFlags executor;
 };
 
@@ -95,21 +90,16 @@ int RunEval(const EvalFlags& f) {
   auto ks = ParseKList(f.ks);
   if (!ks.ok()) return Fail(ks.status());
   opts.ks = *ks;
-  if (f.sim_timeout_s > 0) opts.simulate_timeout_ms = f.sim_timeout_s * 1000;
-  opts.exact_mismatch_counts = f.exact_counts;
-  auto cross = CrossCheckOptionsOf(f.cross);
-  if (!cross.ok()) return Fail(cross.status());
-  opts.cross = *cross;
   auto executor = ExecutorOptionsOf(f.executor);
   if (!executor.ok()) return Fail(executor.status());
-  opts.executor = *executor;
+  opts.resources.remote = ExecutorFactoryFor(*executor);
   opts.progress = MakeProgress();
   std::unique_ptr<Store> store;
   if (!f.data_dir.empty()) {
     auto opened = Store::Open(f.data_dir);
     if (!opened.ok()) return Fail(opened.status());
     store = std::move(*opened);
-    opts.store = store.get();
+    opts.resources.store = store.get();
   }
   auto samples = ReadSamplesJsonl(f.samples);
   if (!samples.ok()) return Fail(samples.status().Annotate("reading samples"));
@@ -145,7 +135,6 @@ int RunCheck(const CommonFlags& flags, const std::string& json_out) {
 
 struct AuditFlags {
   CommonFlags common;
-  CrossCheckFlags cross;
   std::vector<std::string> problems;
   size_t per_kind = 4;
   std::string json_out;
@@ -155,9 +144,6 @@ int RunAudit(const AuditFlags& f) {
   AuditOptions opts;
   auto ds = LoadFor(f.common, &opts.eval);
   if (!ds.ok()) return Fail(ds.status());
-  auto cross = CrossCheckOptionsOf(f.cross);
-  if (!cross.ok()) return Fail(cross.status());
-  opts.eval.cross = *cross;
   opts.problems = f.problems;
   opts.mutants_per_kind = f.per_kind;
   auto report = AuditDataset(*ds, opts);
@@ -220,12 +206,6 @@ void RegisterEvalCommand(CLI::App& app, std::function<int()>* run) {
   eval->add_option("--json", f->json_out, "write the full report as JSON");
   eval->add_option("--data", f->data_dir,
                    "evald store (RocksDB): verdicts found there are not simulated again");
-  eval->add_option("--sim-timeout", f->sim_timeout_s,
-                   "fixed simulation limit in seconds (default: derived from the reference)");
-  eval->add_flag("--exact-counts", f->exact_counts,
-                 "simulate wrong designs to the end for exact mismatch counts (slower; by "
-                 "default a simulation stops at its first mismatch, same verdicts)");
-  AddCrossCheckFlags(eval, &f->cross);
   AddExecutorFlags(eval, &f->executor);
   eval->callback([f, run] { *run = [f] { return RunEval(*f); }; });
 }
@@ -246,7 +226,6 @@ void RegisterDatasetCommands(CLI::App& app, std::function<int()>* run) {
       "audit",
       "how good each testbench is: mutants of the reference graded by simulation and formal");
   AddCommon(audit, &a->common);
-  AddCrossCheckFlags(audit, &a->cross);
   audit->add_option("--problems", a->problems, "only these problems")->delimiter(',');
   audit->add_option("--per-kind", a->per_kind, "mutants of each kind per problem")
       ->check(CLI::Range(1, 50));

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "evald/cli/report_io.h"
-#include "evald/runs/grading_worker.h"
+#include "evald/cluster/grading_worker.h"
 
 namespace evald {
 

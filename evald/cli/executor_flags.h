@@ -9,7 +9,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "evald/runs/grading_session.h"
+#include "evald/cluster/slurm_executor.h"
 
 namespace evald {
 

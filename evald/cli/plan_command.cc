@@ -6,8 +6,9 @@
 #include <memory>
 
 #include "evald/cli/report_io.h"
-#include "evald/eval/report_printer.h"
 #include "evald/metrics/power_plan.h"
+#include "evald/proto/json.h"
+#include "evald/text/report_printer.h"
 
 namespace evald {
 

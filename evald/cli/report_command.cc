@@ -59,17 +59,17 @@ StatusOr<v1::TrainServeReport> FromInputs(const ReportFlags& f) {
 StatusOr<v1::TrainServeReport> FromStore(const ReportFlags& f) {
   auto store = Store::Open(f.data);
   if (!store.ok()) return store.status();
-  RunManagerOptions options;
+  std::map<std::string, std::string> paths;
   if (!f.dataset.empty()) {
     const size_t eq = f.dataset.find('=');
     if (eq == std::string::npos)
       return Status::InvalidArgument("--dataset with --label: NAME=PATH");
-    options.datasets[f.dataset.substr(0, eq)] = f.dataset.substr(eq + 1);
+    paths[f.dataset.substr(0, eq)] = f.dataset.substr(eq + 1);
   }
-  RunManager runs(store->get(), options);
+  DatasetRegistry datasets(paths);
   RunFilter filter;
   filter.SetLabel(f.label);
-  return TrainServeFromStore(runs, filter, f.baseline, f.title);
+  return TrainServeFromStore(RunRecords(**store), datasets, filter, f.baseline, f.title);
 }
 
 int RunReport(const ReportFlags& f) {

@@ -1,7 +1,7 @@
 #include "evald/cli/report_io.h"
 
 #include "base/file_io.h"
-#include "evald/server/run_manager.h"
+#include "evald/server/run_records.h"
 #include "evald/store/store.h"
 
 #include <google/protobuf/util/json_util.h>
@@ -54,7 +54,7 @@ StatusOr<v1::EvalReport> LoadReport(const std::string& what, const std::string& 
   if (IsRegularFile(what) || data_dir.empty()) return ReadReportJson(what);
   auto store = Store::Open(data_dir);
   if (!store.ok()) return store.status().Annotate("opening " + data_dir + " to read run " + what);
-  RunManager runs(store->get(), {});
+  RunRecords runs(**store);
   auto run = runs.GetRun(what);
   if (!run.ok()) return run.status();
   if (run->state() != v1::SUCCEEDED)

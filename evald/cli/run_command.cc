@@ -12,13 +12,17 @@
 #include <memory>
 #include <thread>
 
-#include "evald/cli/cross_check_flags.h"
 #include "evald/cli/executor_flags.h"
+#include "evald/cli/grading_flags.h"
 #include "evald/cli/report_io.h"
-#include "evald/eval/report_printer.h"
-#include "evald/runs/cross_check_settings.h"
-#include "evald/server/run_manager.h"
+#include "evald/cluster/slurm_executor.h"
+#include "evald/proto/json.h"
+#include "evald/runs/dataset_registry.h"
+#include "evald/runs/stored_run.h"
+#include "evald/server/run_records.h"
+#include "evald/server/run_requests.h"
 #include "evald/store/store.h"
+#include "evald/text/report_printer.h"
 #include "kernels/chat/chat_format.h"
 
 namespace evald {
@@ -38,16 +42,15 @@ struct Flags {
   std::string model, endpoint, model_name, api = "completions", api_key_env, api_key_file, recorded,
                                            hardware, name;
   int concurrency = 8;
-  std::string dataset = "builtin", task = "spec-to-rtl", simulator = "iverilog", k = "1,5";
+  std::string dataset = "builtin", task = "spec-to-rtl", k = "1,5";
   std::vector<std::string> problems, stop, labels, replicas;
   std::string preset;
   int n = 0, top_k = -1, max_tokens = 1024, shots = 0, jobs = 2, decode_threads = 1, attempts = 4;
   double temperature = 0, top_p = 0, min_p = 0, timeout_s = 600;
   int64_t seed = 0;
-  bool rules = false, explain = false, system_in_prompt = false, no_stream = false,
-       exact_counts = false;
+  bool rules = false, explain = false, system_in_prompt = false, no_stream = false;
   std::string data, json_out, kv_cache, chat_format;
-  CrossCheckFlags cross;
+  GradingFlagValues grading;
   ExecutorFlags executor;
 };
 
@@ -126,11 +129,9 @@ StatusOr<v1::RunSpec> SpecOf(const Flags& f, const std::string& checkpoint_id,
   spec.set_checkpoint_id(checkpoint_id);
   spec.set_dataset(f.dataset);
   spec.set_task(f.task);
-  spec.set_simulator(f.simulator);
-  spec.set_exact_mismatch_counts(f.exact_counts);
-  auto cross = CrossCheckOptionsOf(f.cross);
-  if (!cross.ok()) return cross.status();
-  *spec.mutable_cross_checks() = CrossCheckSettingsOf(*cross);
+  auto grading = GradingSettingsOf(f.grading);
+  if (!grading.ok()) return grading.status();
+  *spec.mutable_grading() = std::move(*grading);
   for (int k : ks) spec.add_k(k);
   for (const auto& p : f.problems) spec.add_problems(p);
   spec.mutable_prompt()->set_shots(f.shots);
@@ -159,28 +160,93 @@ StatusOr<v1::RunSpec> SpecOf(const Flags& f, const std::string& checkpoint_id,
   return spec;
 }
 
-// Logs the run's progress as it changes until it ends; returns its last state.
-StatusOr<v1::Run> FollowRun(RunManager& runs, const std::string& id) {
-  std::string last;
-  while (true) {
-    auto r = runs.GetRun(id);
-    if (!r.ok()) return r.status();
-    std::string line = fmt::format(
-        "{}: {} generated, {} graded of {}{}", v1::RunState_Name(r->state()),
-        r->samples_generated(), r->samples_done(), r->samples_total(),
-        r->generation_errors() ? fmt::format(", {} generation errors", r->generation_errors())
-                               : "");
-    if (line != last) spdlog::info("{}", line);
-    last = line;
-    if (r->state() == v1::SUCCEEDED || r->state() == v1::FAILED || r->state() == v1::CANCELLED)
-      return *r;
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+// Drives a stored run to its end in this process (the daemon's queue does the same per run).
+class InProcessRuns {
+ public:
+  InProcessRuns(Store* store, DatasetRegistry* datasets, const Flags& f, GradingResources resources)
+      : store_(store), datasets_(datasets), guard_(store), resources_(std::move(resources)) {
+    resources_.store = store;
+    resources_.guard = &guard_;
+    backend_.decode_threads = f.decode_threads;
   }
+  void SetPolicy(const OperatorPolicy* policy) { backend_.policy = policy; }
+
+  // Runs an earlier interrupted `evald run --data DIR` left QUEUED or RUNNING, each to its end.
+  Status ResumeLeftovers() {
+    auto runs = RunRecords(*store_).ListRuns({});
+    if (!runs.ok()) return runs.status();
+    for (v1::Run& run : *runs) {
+      if (run.state() != v1::QUEUED && run.state() != v1::RUNNING) continue;
+      spdlog::info("resuming run {} ({} of {} samples graded)", run.id(), run.samples_done(),
+                   run.samples_total());
+      (void)Drive(&run);
+    }
+    return Status::Ok();
+  }
+
+  RunEnd Drive(v1::Run* run) {
+    StoredRunContext c;
+    c.store = store_;
+    c.resources = resources_;
+    c.backend = backend_;
+    c.counters = &counters_;
+    c.write = [this](Store::Batch& batch) { return store_->Write(batch).ok(); };
+    c.progress = [](int done, int total) {
+      if (done == total || done % 50 == 0) spdlog::info("{} of {} samples graded", done, total);
+    };
+    auto task = ParseTask(run->spec().task());
+    auto dataset = task.ok() ? datasets_->Find(run->spec().dataset(), *task) : task.status();
+    RunEnd end{v1::FAILED, dataset.ok() ? "" : dataset.status().ToString()};
+    if (dataset.ok()) {
+      c.dataset = *dataset;
+      end = DriveStoredRun(run, c).value_or(end);  // nothing stops this process's token
+    }
+    (void)FinishStoredRun(run, end, c);
+    return end;
+  }
+
+ private:
+  Store* store_;
+  DatasetRegistry* datasets_;
+  GradingInFlight guard_;
+  GradingResources resources_;
+  BackendOptions backend_;
+  RunCounters counters_;
+};
+
+StatusOr<GradingResources> ResourcesOf(const Flags& f) {
+  GradingResources r;
+  r.jobs = f.jobs;
+  auto executor = ExecutorOptionsOf(f.executor);
+  if (!executor.ok()) return executor.status();
+  r.remote = ExecutorFactoryFor(*executor);
+  return r;
+}
+
+// Prints (or writes) the run's report; fails when the run did not succeed.
+int Report(const Flags& f, const v1::Run& run, const RunEnd& end, const Store& store) {
+  auto report = StoredRunReport(store, run);
+  if (!report.ok()) return Fail(report.status());
+  if (end.state == v1::SUCCEEDED) PrintEvalReport(*report, std::cout);
+  if (!f.json_out.empty()) {
+    if (Status st = WriteJson(*report, f.json_out); !st.ok()) return Fail(st);
+  }
+  if (end.state != v1::SUCCEEDED) {
+    if (report->has_serving()) PrintServingMetrics(report->serving(), std::cerr);
+    return Fail(Status::Unavailable(
+        fmt::format("run {} {}: {}", run.id(), v1::RunState_Name(end.state), end.reason)));
+  }
+  if (!f.data.empty()) std::cout << "run " << run.id() << " stored in " << f.data << "\n";
+  return 0;
 }
 
 int RunRun(const Flags& f) {
   auto ks = ParseKList(f.k);
   if (!ks.ok()) return Fail(ks.status());
+  auto resources = ResourcesOf(f);
+  if (!resources.ok()) return Fail(resources.status());
+  auto policy = PolicyOf(f);
+  if (!policy.ok()) return Fail(policy.status());
   TempDir temp;
   std::string data = f.data;
   if (data.empty()) {
@@ -190,46 +256,26 @@ int RunRun(const Flags& f) {
   }
   auto store = Store::Open(data);
   if (!store.ok()) return Fail(store.status());
-  RunManagerOptions opts;
-  opts.jobs = f.jobs;
-  opts.backend.decode_threads = f.decode_threads;
-  auto executor = ExecutorOptionsOf(f.executor);
-  if (!executor.ok()) return Fail(executor.status());
-  opts.executor = *executor;
-  if (f.dataset != "builtin") opts.datasets[f.dataset] = f.dataset;
-  auto policy = PolicyOf(f);
-  if (!policy.ok()) return Fail(policy.status());
-  opts.policy = std::move(*policy);
-  RunManager runs(store->get(), opts);
-  // Started first: runs an earlier interrupted `evald run --data DIR` left resume too.
-  if (Status st = runs.Start(); !st.ok()) return Fail(st);
+  std::map<std::string, std::string> paths;
+  if (f.dataset != "builtin") paths[f.dataset] = f.dataset;
+  DatasetRegistry datasets(paths);
+  InProcessRuns runs(store->get(), &datasets, f, std::move(*resources));
+  runs.SetPolicy(&*policy);
+  // First: runs an earlier interrupted `evald run --data DIR` left.
+  if (Status st = runs.ResumeLeftovers(); !st.ok()) return Fail(st);
+  RunRequests requests(store->get(), &datasets, {*policy, {}});
   v1::Checkpoint ck = CheckpointOf(f);
-  if (Status st = runs.PutCheckpoint(&ck); !st.ok()) return Fail(st);
+  if (Status st = requests.PutCheckpoint(&ck); !st.ok()) return Fail(st);
   auto spec = SpecOf(f, ck.id(), *ks);
   if (!spec.ok()) return Fail(spec.status());
-  auto created = runs.CreateRun(*spec, "");
+  auto created = requests.CreateRun(*spec, "");
   if (!created.ok()) return Fail(created.status());
-  const std::string id = created->id();
-  spdlog::info("run {}: {} samples ({} problems x n={}) from {}", id, created->samples_total(),
-               created->samples_total() / std::max(1, created->spec().sampling().n()),
-               created->spec().sampling().n(),
-               ck.format() == "remote" ? ck.endpoint() : ck.location());
-  auto state = FollowRun(runs, id);
-  if (!state.ok()) return Fail(state.status());
-  runs.Stop();
-  auto report = runs.Report(id);
-  if (!report.ok()) return Fail(report.status());
-  if (state->state() == v1::SUCCEEDED) PrintEvalReport(*report, std::cout);
-  if (!f.json_out.empty()) {
-    if (Status st = WriteJson(*report, f.json_out); !st.ok()) return Fail(st);
-  }
-  if (state->state() != v1::SUCCEEDED) {
-    if (report->has_serving()) PrintServingMetrics(report->serving(), std::cerr);
-    return Fail(Status::Unavailable(fmt::format(
-        "run {} {}: {}", id, v1::RunState_Name(state->state()), state->state_reason())));
-  }
-  if (!f.data.empty()) std::cout << "run " << id << " stored in " << f.data << "\n";
-  return 0;
+  v1::Run run = std::move(*created);
+  spdlog::info("run {}: {} samples ({} problems x n={}) from {}", run.id(), run.samples_total(),
+               run.samples_total() / std::max(1, run.spec().sampling().n()),
+               run.spec().sampling().n(), ck.format() == "remote" ? ck.endpoint() : ck.location());
+  const RunEnd end = runs.Drive(&run);
+  return Report(f, run, end, **store);
 }
 
 }  // namespace
@@ -262,8 +308,6 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--dataset", f->dataset,
                   "builtin, or a verilog-eval checkout / dataset_* folder");
   cmd->add_option("--task", f->task, "spec-to-rtl | code-complete-iccad2023");
-  cmd->add_option("--simulator", f->simulator,
-                  "iverilog | verilator | auto (Icarus, and Verilator where only it grades)");
   cmd->add_option("--problems", f->problems, "only these problems")->delimiter(',');
   cmd->add_option("--preset", f->preset,
                   "verilog-eval's settings: greedy (t 0, top_p 0.01, n 1) | sampled (t 0.85, "
@@ -283,9 +327,7 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
                 "system message in front of the prompt, none sent apart (no system role)");
   cmd->add_option("--k", f->k, "pass@k to report, e.g. 1,5");
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes in parallel")->check(CLI::Range(1, 256));
-  cmd->add_flag("--exact-counts", f->exact_counts,
-                "simulate wrong designs to the end for exact mismatch counts (slower)");
-  AddCrossCheckFlags(cmd, &f->cross);
+  AddGradingFlags(cmd, &f->grading);
   AddExecutorFlags(cmd, &f->executor);
   cmd->add_option("--kv-cache", f->kv_cache, "--model: the core's KV cache, f32 (default) | q8_0");
   cmd->add_option("--decode-threads", f->decode_threads, "threads of the decoding core")

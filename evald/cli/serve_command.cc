@@ -10,12 +10,17 @@
 #include "base/file_io.h"
 #include "base/numbers.h"
 #include "evald/cli/executor_flags.h"
+#include "evald/cli/grading_flags.h"
 #include "evald/cli/report_io.h"
+#include "evald/cluster/slurm_executor.h"
 #include "evald/leaderboard/leaderboard.h"
+#include "evald/runs/dataset_registry.h"
 #include "evald/server/api.h"
 #include "evald/server/http_server.h"
 #include "evald/server/openai_routes.h"
-#include "evald/server/run_manager.h"
+#include "evald/server/run_queue.h"
+#include "evald/server/run_records.h"
+#include "evald/server/run_requests.h"
 #include "evald/store/store.h"
 #include "kernels/chat/chat_format.h"
 
@@ -54,6 +59,7 @@ struct ServeFlags {
   int max_generations = 16;
   uint64_t min_free_mb = 256;
   ExecutorFlags executor;
+  GradingFlagValues grading;  // what runs that state none grade with
   std::vector<std::string> allow_endpoints, secrets, recorded_roots, model_roots;
   Quotas quotas;
 };
@@ -114,14 +120,14 @@ int RunServe(const ServeFlags& f) {
   auto store = OpenStore(f.data);
   if (!store.ok()) return Fail(store.status());
   (*store)->set_min_free_bytes(f.min_free_mb << 20);
-  RunManagerOptions run_opts;
-  run_opts.jobs = f.jobs;
-  run_opts.datasets = *datasets;
-  run_opts.backend.decode_threads = f.decode_threads;
+  auto grading_defaults = GradingSettingsOf(f.grading);
+  if (!grading_defaults.ok()) return Fail(grading_defaults.status());
+  QueueOptions queue_opts;
+  queue_opts.resources.jobs = f.jobs;
+  queue_opts.backend.decode_threads = f.decode_threads;
   auto executor = ExecutorOptionsOf(f.executor);
   if (!executor.ok()) return Fail(executor.status());
-  run_opts.executor = *executor;
-  run_opts.policy = std::move(*policy);
+  queue_opts.resources.remote = ExecutorFactoryFor(*executor);
   std::unique_ptr<OpenAiRoutes> completions;
   if (!f.model.empty()) {
     auto kv = kernels::ParseKvCacheType(f.kv_cache);
@@ -141,9 +147,14 @@ int RunServe(const ServeFlags& f) {
   }
   // Never an endpoint of a checkpoint: the daemon itself (its port, known once it listens).
   std::atomic<int> listening_port{0};
-  run_opts.policy.self_port = [&listening_port] { return listening_port.load(); };
-  RunManager runs(store->get(), run_opts);
-  Api api(&runs, *tokens, token_quotas, f.quotas);
+  policy->self_port = [&listening_port] { return listening_port.load(); };
+  DatasetRegistry registry(*datasets);
+  RunRecords records(**store);
+  RunRequests requests(store->get(), &registry, {std::move(*policy), *grading_defaults});
+  queue_opts.backend.policy = &requests.policy();
+  RunQueue queue(store->get(), &registry, queue_opts);
+  requests.CountInto(&queue.counters());
+  Api api({&records, &requests, &queue, &registry}, *tokens, token_quotas, f.quotas);
   HttpServer server(http_opts, [&api](const HttpRequest& req) { return api.Handle(req); });
   if (completions)
     server.SetLongHandler(
@@ -155,7 +166,7 @@ int RunServe(const ServeFlags& f) {
   if (Status st = server.Start(); !st.ok()) return Fail(st);
   listening_port = server.port();
   // Runs (resumed ones too) start once the daemon knows its own port.
-  if (Status st = runs.Start(); !st.ok()) return Fail(st);
+  if (Status st = queue.Start(); !st.ok()) return Fail(st);
   spdlog::info("evald listening on http://{}:{} (store {})", http_opts.address, server.port(),
                f.data);
   std::cout << "listening " << http_opts.address << ":" << server.port() << std::endl;
@@ -167,7 +178,7 @@ int RunServe(const ServeFlags& f) {
       "start)",
       sig);
   server.Stop();
-  runs.Stop();
+  queue.Stop();
   return 0;
 }
 
@@ -183,6 +194,7 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--dataset", f->datasets, "NAME=PATH a run may name (builtin is always there)");
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
   AddExecutorFlags(cmd, &f->executor);
+  AddGradingFlags(cmd, &f->grading);
   cmd->add_option("--max-body-mb", f->max_body_mb, "largest request body");
   cmd->add_option("--min-free-mb", f->min_free_mb,
                   "free space kept on the store's filesystem: under it, writes get 507 and "
@@ -239,7 +251,7 @@ void RegisterExportCommand(CLI::App& app, std::function<int()>* run) {
     *run = [f]() -> int {
       auto store = OpenStore(f->data);
       if (!store.ok()) return Fail(store.status());
-      RunManager runs(store->get(), {});
+      RunRecords runs(**store);
       std::map<std::string, v1::Checkpoint> cks;
       auto listed_cks = runs.ListCheckpoints();
       if (!listed_cks.ok()) return Fail(listed_cks.status());

@@ -162,7 +162,7 @@ std::string GateJUnitXml(const v1::EvalReport& report, const GateResult& result)
 std::string GateMarkdown(const v1::EvalReport& report, const GateResult& result) {
   std::string md = fmt::format("## evald gate: **{}**\n\n", result.Verdict());
   md += fmt::format("{} problems, {} samples, {} ({})\n\n", report.summary().problems(),
-                    report.summary().samples(), MarkdownEscape(report.simulator()),
+                    report.summary().samples(), MarkdownEscape(report.grading().simulator()),
                     MarkdownEscape(report.simulator_version()));
   md += "| check | result | figures |\n|---|---|---|\n";
   for (const auto& c : result.checks)

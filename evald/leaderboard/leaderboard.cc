@@ -7,9 +7,9 @@
 #include <set>
 
 #include "base/text_escape.h"
-#include "evald/eval/report_printer.h"
 #include "evald/leaderboard/tiers.h"
 #include "evald/metrics/run_comparison.h"
+#include "evald/proto/json.h"
 
 namespace evald {
 
@@ -287,7 +287,7 @@ v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
     row.set_hardware(run.spec().hardware());
     row.set_dataset(run.spec().dataset());
     row.set_task(run.spec().task());
-    row.set_simulator(run.spec().simulator());
+    row.set_simulator(run.spec().grading().simulator());
     row.set_problems(run.summary().problems());
     row.set_samples(run.summary().samples());
     *row.mutable_pass_at() = run.summary().pass_at();

@@ -6,8 +6,8 @@
 #include <set>
 
 #include "base/text_escape.h"
-#include "evald/eval/report_printer.h"
 #include "evald/metrics/run_comparison.h"
+#include "evald/proto/json.h"
 #include "evald/report/report_values.h"
 
 namespace evald {

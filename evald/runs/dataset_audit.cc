@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <mutex>
 
-#include "evald/runs/cross_check_settings.h"
 #include "evald/runs/grading_session.h"
+#include "evald/runs/grading_settings.h"
 #include "harness/failure_category.h"
 #include "harness/reference_mutants.h"
 #include "harness/testbench_hardening.h"
@@ -72,25 +72,28 @@ void Summarize(v1::DatasetAuditReport* report) {
 }  // namespace
 
 StatusOr<v1::DatasetAuditReport> AuditDataset(const Dataset& dataset, const AuditOptions& options) {
-  GradingOptions g = GradingOptionsOf(options.eval);
-  g.store = nullptr;  // an audit always grades every mutant
-  g.cross.formal = g.cross.formal_failures = g.cross.required = true;
-  g.cross.synthesis = false;
-  g.cross.give_up_after = 3;  // thoroughness over speed, still bounded
+  v1::GradingSettings settings = options.eval.grading;
+  EVALD_RETURN_IF_ERROR(NormalizeGradingSettings(&settings));
+  v1::CrossCheckSettings* cross = settings.mutable_cross_checks();
+  cross->set_formal(true);
+  cross->set_formal_failures(true);
+  cross->set_optional(false);
+  cross->set_synthesis(false);
+  GradingResources resources = options.eval.resources;
+  resources.store = nullptr;           // an audit always grades every mutant
+  resources.formal_give_up_after = 3;  // thoroughness over speed, still bounded
   const std::vector<const Problem*> problems = Chosen(dataset, options);
   if (problems.empty()) return Status::InvalidArgument("no such problem in the dataset");
-  auto session = GradingSession::Open(g, problems);
+  auto session = GradingSession::Open(settings, resources, dataset, problems);
   if (!session.ok()) return session.status();
   GradingSession& grading = **session;
 
   v1::DatasetAuditReport report;
   report.set_dataset(dataset.folder());
   report.set_task(std::string(TaskName(dataset.task())));
-  report.set_simulator(
-      options.eval.auto_simulator ? "auto" : std::string(SimulatorName(options.eval.simulator)));
+  report.set_simulator(settings.simulator());
   report.set_simulator_version(grading.simulator_version());
-  *report.mutable_cross_checks() = CrossCheckSettingsOf(g.cross);
-  report.mutable_cross_checks()->set_yosys_version(grading.yosys_version());
+  *report.mutable_cross_checks() = grading.settings().cross_checks();
   std::mutex mu;  // callbacks run on sandbox threads while later problems are added
   for (const Problem* p : problems) {
     const auto& cal = grading.calibration_records().at(p->name);

@@ -14,7 +14,7 @@
 namespace evald {
 
 struct AuditOptions {
-  EvalOptions eval;                   // simulator, jobs, sandbox, cross-check bounds and budgets
+  EvalOptions eval;                   // settings (simulator, cross-check bounds), resources
   std::vector<std::string> problems;  // only these (default: all)
   size_t mutants_per_kind = 4;
 };

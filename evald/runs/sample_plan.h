@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "datasets/dataset.h"
-#include "evald/eval/samples_reader.h"
 #include "evald/proto/eval.pb.h"
+#include "evald/samples/samples_reader.h"
 
 namespace evald {
 

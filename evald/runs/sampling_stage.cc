@@ -143,7 +143,7 @@ void SamplingStage::Answer(Batch& batch, SampleResponse& resp, SamplingSink& sin
 }
 
 StatusOr<SamplingResult> SamplingStage::Run(const std::vector<v1::StoredSample*>& to_generate,
-                                            SamplingSink& sink, const std::atomic<bool>& abort) {
+                                            SamplingSink& sink, const CancelToken& cancel) {
   const auto started = std::chrono::steady_clock::now();
   auto batches = Plan(to_generate, sink);
   if (!batches.ok()) return batches.status();
@@ -156,7 +156,7 @@ StatusOr<SamplingResult> SamplingStage::Run(const std::vector<v1::StoredSample*>
   // caller's thread above, so its own locking is what keeps its state.
   backend_.Run(
       requests, [&](size_t i, SampleResponse resp) { Answer((*batches)[i], resp, sink, &result); },
-      abort);
+      cancel);
   result.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

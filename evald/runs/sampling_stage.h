@@ -55,7 +55,7 @@ class SamplingStage {
 
   // Fails only when a prompt cannot be built; failed requests are reported through the sink.
   StatusOr<SamplingResult> Run(const std::vector<v1::StoredSample*>& to_generate,
-                               SamplingSink& sink, const std::atomic<bool>& abort);
+                               SamplingSink& sink, const CancelToken& cancel);
 
  private:
   struct Batch {

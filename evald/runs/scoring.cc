@@ -147,7 +147,7 @@ void ComputeMetrics(const std::vector<int>& ks, v1::EvalReport* report) {
     (*summary->mutable_ci95())[key] = ci_proto;
     if (auto g = MeanPassAtK(graded, k)) (*summary->mutable_gradable_pass_at())[key] = *g;
   }
-  if (report->cross_checks().formal() || report->cross_checks().synthesis())
+  if (report->grading().cross_checks().formal() || report->grading().cross_checks().synthesis())
     ComputeCrossCheckMetrics(ks, report);
 }
 
@@ -156,7 +156,7 @@ StatusOr<v1::EvalReport> ReportForMetric(v1::EvalReport report, std::string_view
   if (metric != "strict")
     return Status::InvalidArgument("unknown metric '" + std::string(metric) +
                                    "' (expected simulation or strict)");
-  if (!report.cross_checks().formal())
+  if (!report.grading().cross_checks().formal())
     return Status::InvalidArgument(
         "the report has no formal checks (grade with --formal passes or all) and so no strict "
         "metric");

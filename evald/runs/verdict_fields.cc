@@ -13,7 +13,7 @@ std::string Tail(const std::string& s) {
 
 }  // namespace
 
-v1::SampleResult VerdictFields(const Verdict& v) {
+v1::SampleResult VerdictToProto(const Verdict& v) {
   v1::SampleResult r;
   r.set_verdict(std::string(1, v.category));
   r.set_passed(v.passed);
@@ -95,7 +95,7 @@ void SetCrossCheckFields(const Verdict& v, v1::SampleResult* r) {
   }
 }
 
-v1::CachedCrossCheck CrossCheckRecord(const CrossCheck& c) {
+v1::CachedCrossCheck CrossCheckToProto(const CrossCheck& c) {
   v1::CachedCrossCheck record;
   if (c.formal.outcome != FormalOutcome::kNotRun) *record.mutable_formal() = FormalProto(c.formal);
   if (c.synthesis.ok || !c.synthesis.problem.empty())
@@ -105,7 +105,7 @@ v1::CachedCrossCheck CrossCheckRecord(const CrossCheck& c) {
   return record;
 }
 
-CrossCheck CrossCheckFromRecord(const v1::CachedCrossCheck& record) {
+CrossCheck CrossCheckFromProto(const v1::CachedCrossCheck& record) {
   CrossCheck c;
   if (record.has_formal()) {
     c.formal.outcome = ParseOutcome(record.formal().outcome());
@@ -120,7 +120,7 @@ CrossCheck CrossCheckFromRecord(const v1::CachedCrossCheck& record) {
   return c;
 }
 
-Verdict FromVerdictFields(const v1::SampleResult& r) {
+Verdict VerdictFromProto(const v1::SampleResult& r) {
   Verdict v;
   v.category = r.verdict().empty() ? '!' : r.verdict()[0];
   v.passed = r.passed();
@@ -135,8 +135,29 @@ Verdict FromVerdictFields(const v1::SampleResult& r) {
   return v;
 }
 
-v1::ProblemCalibration CalibrationProto(const std::string& name, const Calibration& c,
-                                        char letter) {
+namespace {
+
+char OutcomeLetter(CalibrationOutcome o) {
+  switch (o) {
+    case CalibrationOutcome::kGradable:
+      return '.';
+    case CalibrationOutcome::kUngradable:
+      return 'X';
+    case CalibrationOutcome::kFault:
+      return '!';
+  }
+  return '!';
+}
+
+CalibrationOutcome OutcomeOfLetter(const std::string& letter, bool gradable) {
+  if (gradable) return CalibrationOutcome::kGradable;
+  return letter == "!" ? CalibrationOutcome::kFault : CalibrationOutcome::kUngradable;
+}
+
+}  // namespace
+
+v1::ProblemCalibration CalibrationToProto(const std::string& name, const Calibration& c) {
+  const char letter = OutcomeLetter(c.outcome);
   v1::ProblemCalibration p;
   p.set_problem(name);
   p.set_gradable(c.gradable);
@@ -153,6 +174,7 @@ v1::ProblemCalibration CalibrationProto(const std::string& name, const Calibrati
 Calibration CalibrationFromProto(const v1::ProblemCalibration& p) {
   Calibration c;
   c.gradable = p.gradable();
+  c.outcome = OutcomeOfLetter(p.reference_verdict(), p.gradable());
   c.samples_checked = p.samples_checked();
   c.testbench_timeout = p.testbench_timeout();
   c.simulate_seconds = p.simulate_seconds();

@@ -11,11 +11,11 @@
 #include "base/file_io.h"
 #include "base/numbers.h"
 #include "base/py_text.h"
-#include "evald/eval/report_printer.h"
 #include "evald/leaderboard/leaderboard.h"
 #include "evald/metrics/power_plan.h"
 #include "evald/metrics/run_comparison.h"
 #include "evald/proto/api.pb.h"
+#include "evald/proto/json.h"
 #include "evald/report/train_serve.h"
 #include "evald/runs/scoring.h"
 #include "evald/server/prometheus_text.h"
@@ -170,8 +170,11 @@ StatusOr<TokenScopes> LoadTokens(const std::string& path, const Quotas& defaults
   return out;
 }
 
-Api::Api(RunManager* runs, TokenScopes tokens, TokenQuotas quotas, Quotas default_quotas)
-    : runs_(runs),
+Api::Api(ApiServices services, TokenScopes tokens, TokenQuotas quotas, Quotas default_quotas)
+    : records_(*services.records),
+      requests_(*services.requests),
+      queue_(*services.queue),
+      datasets_(*services.datasets),
       tokens_(std::move(tokens)),
       quotas_(std::move(quotas)),
       default_quotas_(default_quotas) {}
@@ -272,7 +275,7 @@ HttpResponse Api::Healthz(Call& c) {
 }
 
 HttpResponse Api::Metrics(Call& c) {
-  const RunCounters& n = runs_->counters();
+  const RunCounters& n = queue_.counters();
   const SamplingCounters& g = n.sampling;
   const double secs = n.grading_micros / 1e6;
   PrometheusText m;
@@ -289,7 +292,7 @@ HttpResponse Api::Metrics(Call& c) {
   m.Counter("evald_simulation_seconds_total", "Time spent simulating.", secs);
   m.Gauge("evald_samples_per_second", "Samples graded per simulation-second.",
           secs > 0 ? n.simulations / secs : 0.0);
-  m.Gauge("evald_queue_depth", "Runs queued or running.", runs_->QueueDepth());
+  m.Gauge("evald_queue_depth", "Runs queued or running.", queue_.QueueDepth());
   m.Counter("evald_generation_requests_total", "Backend requests answered (after retries).",
             g.requests.load());
   m.Counter("evald_generation_failures_total", "Backend requests that failed after retries.",
@@ -311,12 +314,12 @@ HttpResponse Api::Metrics(Call& c) {
 HttpResponse Api::CreateCheckpoint(Call& c) {
   v1::Checkpoint ck;
   if (Status st = ParseBody(c.req, &ck); !st.ok()) return Fail(c.req, st);
-  if (Status st = runs_->PutCheckpoint(&ck); !st.ok()) return Fail(c.req, st);
+  if (Status st = requests_.PutCheckpoint(&ck); !st.ok()) return Fail(c.req, st);
   return Ok(c.req, ck, http::status::created);
 }
 
 HttpResponse Api::ListCheckpoints(Call& c) {
-  auto cks = runs_->ListCheckpoints();
+  auto cks = records_.ListCheckpoints();
   if (!cks.ok()) return Fail(c.req, cks.status());
   v1::ListCheckpointsResponse out;
   for (auto& ck : *cks) *out.add_checkpoints() = std::move(ck);
@@ -324,19 +327,20 @@ HttpResponse Api::ListCheckpoints(Call& c) {
 }
 
 HttpResponse Api::GetCheckpoint(Call& c) {
-  return OkOrFail(c.req, runs_->GetCheckpoint(c.id));
+  return OkOrFail(c.req, records_.GetCheckpoint(c.id));
 }
 
 HttpResponse Api::CreateRun(Call& c) {
   v1::CreateRunRequest body;
   if (Status st = ParseBody(c.req, &body); !st.ok()) return Fail(c.req, st);
   const Submitter who = SubmitterOf(c.req);
-  return OkOrFail(c.req, runs_->CreateRun(body.spec(), body.samples_jsonl(), &who),
-                  http::status::created);
+  auto run = requests_.CreateRun(body.spec(), body.samples_jsonl(), &who);
+  if (run.ok()) queue_.Enqueue(run->id());
+  return OkOrFail(c.req, run, http::status::created);
 }
 
 HttpResponse Api::ListRuns(Call& c) {
-  auto listed = runs_->ListRuns(FilterFromQuery(c.query));
+  auto listed = records_.ListRuns(FilterFromQuery(c.query));
   if (!listed.ok()) return Fail(c.req, listed.status());
   v1::ListRunsResponse out;
   for (auto& r : *listed) *out.add_runs() = std::move(r);
@@ -345,7 +349,7 @@ HttpResponse Api::ListRuns(Call& c) {
 
 // A finished run's JSON is kept and served again while its stored bytes are unchanged.
 HttpResponse Api::GetRun(Call& c) {
-  auto record = runs_->GetRunBytes(c.id);
+  auto record = records_.GetRunBytes(c.id);
   if (!record.ok()) return Fail(c.req, record.status());
   if (auto body = finished_bodies_.Find(c.id, *record))
     return JsonResponse(c.req, http::status::ok, std::move(*body));
@@ -359,7 +363,7 @@ HttpResponse Api::GetRun(Call& c) {
 }
 
 HttpResponse Api::ListSamples(Call& c) {
-  auto run = runs_->GetRun(c.id);
+  auto run = records_.GetRun(c.id);
   if (!run.ok()) return Fail(c.req, run.status());
   int size = 100;
   if (c.query.count("page_size")) {
@@ -369,7 +373,7 @@ HttpResponse Api::ListSamples(Call& c) {
   }
   v1::ListSamplesResponse out;
   std::string next;
-  auto samples = runs_->ListSamples(c.id, c.query["page_token"], size, &next);
+  auto samples = records_.ListSamples(c.id, c.query["page_token"], size, &next);
   if (!samples.ok()) return Fail(c.req, samples.status());
   for (auto& s : *samples) *out.add_samples() = std::move(s);
   out.set_next_page_token(next);
@@ -377,19 +381,19 @@ HttpResponse Api::ListSamples(Call& c) {
 }
 
 HttpResponse Api::GetReport(Call& c) {
-  return OkOrFail(c.req, runs_->Report(c.id));
+  return OkOrFail(c.req, records_.Report(c.id));
 }
 
 HttpResponse Api::CancelRun(Call& c) {
   v1::CancelRunRequest body;
   if (Status st = ParseBody(c.req, &body); !st.ok()) return Fail(c.req, st);
-  if (Status st = runs_->Cancel(c.id, body.reason()); !st.ok()) return Fail(c.req, st);
-  return OkOrFail(c.req, runs_->GetRun(c.id), http::status::accepted);
+  if (Status st = queue_.Cancel(c.id, body.reason()); !st.ok()) return Fail(c.req, st);
+  return OkOrFail(c.req, records_.GetRun(c.id), http::status::accepted);
 }
 
 HttpResponse Api::ResumeRun(Call& c) {
-  if (Status st = runs_->Resume(c.id); !st.ok()) return Fail(c.req, st);
-  return OkOrFail(c.req, runs_->GetRun(c.id), http::status::accepted);
+  if (Status st = queue_.Resume(c.id); !st.ok()) return Fail(c.req, st);
+  return OkOrFail(c.req, records_.GetRun(c.id), http::status::accepted);
 }
 
 HttpResponse Api::Compare(Call& c) {
@@ -397,9 +401,9 @@ HttpResponse Api::Compare(Call& c) {
     return Fail(c.req, Status::InvalidArgument("give two runs: /v1/compare?a=RUN&b=RUN"));
   // ?metric=strict: passes formal refutes count as failures (docs/verdicts.md).
   const std::string metric = c.query["metric"].empty() ? "simulation" : c.query["metric"];
-  auto a = runs_->Report(c.query["a"]);
+  auto a = records_.Report(c.query["a"]);
   if (!a.ok()) return Fail(c.req, a.status());
-  auto b = runs_->Report(c.query["b"]);
+  auto b = records_.Report(c.query["b"]);
   if (!b.ok()) return Fail(c.req, b.status());
   a = ReportForMetric(std::move(*a), metric);
   if (!a.ok()) return Fail(c.req, a.status());
@@ -422,14 +426,14 @@ HttpResponse Api::Plan(Call& c) {
   PlanInputs in;
   v1::EvalReport a, b;
   if (!body.run_a().empty()) {
-    auto r = runs_->Report(body.run_a());
+    auto r = records_.Report(body.run_a());
     if (!r.ok()) return Fail(c.req, r.status());
     a = std::move(*r);
     in.a = &a;
   }
   if (!body.run_b().empty()) {
     if (!in.a) return Fail(c.req, Status::InvalidArgument("run_b needs run_a"));
-    auto r = runs_->Report(body.run_b());
+    auto r = records_.Report(body.run_b());
     if (!r.ok()) return Fail(c.req, r.status());
     b = std::move(*r);
     in.b = &b;
@@ -457,7 +461,7 @@ HttpResponse Api::TrainServe(Call& c) {
   RunFilter filter = FilterFromQuery(c.query);
   const std::string title =
       "train vs serve" + (c.query["label"].empty() ? "" : ": " + c.query["label"]);
-  auto report = TrainServeFromStore(*runs_, filter, c.query["baseline"], title);
+  auto report = TrainServeFromStore(records_, datasets_, filter, c.query["baseline"], title);
   if (!report.ok()) return Fail(c.req, report.status());
   auto rendered = RenderTrainServeReport(*report, format);
   if (!rendered.ok()) return Fail(c.req, rendered.status());
@@ -471,10 +475,10 @@ HttpResponse Api::TrainServe(Call& c) {
 
 HttpResponse Api::Leaderboard(Call& c) {
   const std::string format = c.query.count("format") ? c.query["format"] : "json";
-  auto listed_cks = runs_->ListCheckpoints();
+  auto listed_cks = records_.ListCheckpoints();
   RunFilter filter = FilterFromQuery(c.query);
   filter.with_problems = true;
-  auto listed_runs = runs_->ListRuns(filter);
+  auto listed_runs = records_.ListRuns(filter);
   if (!listed_cks.ok()) return Fail(c.req, listed_cks.status());
   if (!listed_runs.ok()) return Fail(c.req, listed_runs.status());
   std::map<std::string, v1::Checkpoint> cks;

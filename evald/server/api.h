@@ -13,7 +13,9 @@
 #include "evald/leaderboard/tiers.h"
 #include "evald/server/finished_run_bodies.h"
 #include "evald/server/http_server.h"
-#include "evald/server/run_manager.h"
+#include "evald/server/run_queue.h"
+#include "evald/server/run_records.h"
+#include "evald/server/run_requests.h"
 
 namespace evald {
 
@@ -27,10 +29,20 @@ using TokenQuotas = std::map<std::string, Quotas>;
 StatusOr<TokenScopes> LoadTokens(const std::string& path, const Quotas& defaults = {},
                                  TokenQuotas* quotas = nullptr);
 
+// What the routes act on: reads go to the records, a new checkpoint or run to the requests, and
+// a created run, a cancel or a resume to the queue.
+struct ApiServices {
+  RunRecords* records = nullptr;
+  RunRequests* requests = nullptr;
+  RunQueue* queue = nullptr;
+  DatasetRegistry* datasets = nullptr;  // problem categories for the train-serve report
+};
+
 class Api {
  public:
   // Submitters are held to their quotas (`quotas`, else `default_quotas`).
-  Api(RunManager* runs, TokenScopes tokens, TokenQuotas quotas = {}, Quotas default_quotas = {});
+  Api(ApiServices services, TokenScopes tokens, TokenQuotas quotas = {},
+      Quotas default_quotas = {});
   HttpResponse Handle(const HttpRequest& request);
 
   // "METHOD /path/template" of every route, for the OpenAPI consistency test.
@@ -74,7 +86,10 @@ class Api {
   // The submitter of a request that passed Authorize.
   Submitter SubmitterOf(const HttpRequest& req) const;
 
-  RunManager* runs_;
+  RunRecords& records_;
+  RunRequests& requests_;
+  RunQueue& queue_;
+  DatasetRegistry& datasets_;
   TokenScopes tokens_;
   TokenQuotas quotas_;
   Quotas default_quotas_;

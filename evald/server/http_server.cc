@@ -7,8 +7,8 @@
 #include <spdlog/spdlog.h>
 #include <array>
 
-#include "evald/eval/report_printer.h"
 #include "evald/proto/api.pb.h"
+#include "evald/proto/json.h"
 
 namespace evald {
 

@@ -18,7 +18,9 @@ std::string NameOf(const v1::Run& run, const std::map<std::string, v1::Checkpoin
 
 }  // namespace
 
-StatusOr<v1::TrainServeReport> TrainServeFromStore(RunManager& runs, const RunFilter& filter,
+StatusOr<v1::TrainServeReport> TrainServeFromStore(const RunRecords& runs,
+                                                   DatasetRegistry& datasets,
+                                                   const RunFilter& filter,
                                                    const std::string& baseline,
                                                    const std::string& title) {
   auto listed = runs.ListRuns(filter);
@@ -43,7 +45,7 @@ StatusOr<v1::TrainServeReport> TrainServeFromStore(RunManager& runs, const RunFi
     selected.push_back(std::move(s));
     auto task = ParseTask(run.spec().task());
     if (!task.ok()) continue;
-    auto ds = runs.FindDataset(run.spec().dataset(), *task);
+    auto ds = datasets.Find(run.spec().dataset(), *task);
     if (!ds.ok()) continue;  // the report then counts its problems as "other"
     for (const auto& p : (*ds)->problems()) categories[p.name] = std::string(ProblemCategory(p));
   }

@@ -7,13 +7,16 @@
 
 #include "base/status.h"
 #include "evald/proto/compare.pb.h"
-#include "evald/server/run_manager.h"
+#include "evald/runs/dataset_registry.h"
+#include "evald/server/run_records.h"
 
 namespace evald {
 
 // `baseline`: a run id among the selected ones ("" = the first by creation). Problem categories
-// come from the datasets the runs name, as the run manager knows them.
-StatusOr<v1::TrainServeReport> TrainServeFromStore(RunManager& runs, const RunFilter& filter,
+// come from the datasets the runs name, as the registry knows them.
+StatusOr<v1::TrainServeReport> TrainServeFromStore(const RunRecords& runs,
+                                                   DatasetRegistry& datasets,
+                                                   const RunFilter& filter,
                                                    const std::string& baseline,
                                                    const std::string& title);
 

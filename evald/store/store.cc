@@ -24,9 +24,9 @@ namespace evald {
 namespace {
 
 // In Family's order. Families are only ever added at the end.
-const char* const kFamilyNames[] = {"checkpoints",   "runs",        "samples",
-                                    "verdict_cache", "generations", "grading_in_flight",
-                                    "calibrations",  "cross_checks"};
+const char* const kFamilyNames[] = {"checkpoints",   "runs",         "samples",
+                                    "verdict_cache", "generations",  "grading_in_flight",
+                                    "calibrations",  "cross_checks", "tool_versions"};
 
 Status FromRocks(const rocksdb::Status& st, const std::string& what) {
   if (st.ok()) return Status::Ok();

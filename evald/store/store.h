@@ -45,7 +45,8 @@ enum class Family {
   kGenerations,
   kInFlight,
   kCalibrations,
-  kCrossChecks  // CachedCrossCheck by cross-check key (formal and synthesis results)
+  kCrossChecks,  // CachedCrossCheck by cross-check key (formal and synthesis results)
+  kToolVersions  // ToolVersion by the identity of a tool's files (tool_version.h)
 };
 
 class Store {

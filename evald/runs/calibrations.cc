@@ -1,0 +1,94 @@
+#include "evald/runs/calibrations.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "evald/runs/verdict_fields.h"
+#include "harness/calibration.h"
+#include "harness/verdict_key.h"
+
+namespace evald {
+
+std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size_t index,
+                                                    const std::vector<const Problem*>& problems,
+                                                    const Given& given) {
+  const SimulatorTool& sim = tools.simulator(index);
+  std::mutex mu;
+  for (const Problem* p : problems) {
+    if (auto g = given.find(p->name); g != given.end()) {
+      v1::ProblemCalibration record = g->second;
+      // --simulator auto: a problem the submitter graded with the other simulator fails here.
+      if (record.simulator() != SimulatorName(sim.kind)) {
+        record.set_reference_verdict("X");
+        record.set_gradable(false);
+      }
+      calibration_[p->name] = CalibrationFromProto(record);
+      records_[p->name] = std::move(record);
+      continue;
+    }
+    const std::string key = CalibrationKey(sim.kind, sim.version, sim.base, *p);
+    if (auto cached = cache_.FindCalibration(key)) {
+      calibration_[p->name] = CalibrationFromProto(*cached);
+      records_[p->name] = *cached;
+      reference_runs_.erase(p->name);
+      continue;
+    }
+    ++simulated_;
+    pool_.Submit([this, &mu, &sim, p, key](SandboxWorker& w) {
+      DesignRun run;
+      Calibration c = CalibrateProblem(w, sim.kind, sim.base, *p, &run);
+      v1::ProblemCalibration record = CalibrationToProto(p->name, c);
+      cache_.KeepCalibration(key, record);
+      std::lock_guard<std::mutex> lock(mu);
+      calibration_[p->name] = c;
+      records_[p->name] = std::move(record);
+      reference_runs_[p->name] = std::move(run);
+    });
+  }
+  pool_.Wait();
+  std::vector<const Problem*> failing;
+  for (const Problem* p : problems) {
+    v1::ProblemCalibration& record = records_[p->name];
+    if (record.reference_verdict().empty()) record.set_reference_verdict(".");
+    record.set_simulate_limit_s(
+        SimulateCpuSeconds(LimitsForProblem(sim.base, calibration_[p->name], fixed_timeout_ms_)));
+    record.set_simulator(std::string(SimulatorName(sim.kind)));
+    if (index > 0) graded_with_[p->name] = index;
+    if (calibration_[p->name].outcome == CalibrationOutcome::kUngradable) failing.push_back(p);
+  }
+  return failing;
+}
+
+void Calibrations::FallBack(const Toolchain& tools, const std::vector<const Problem*>& failing,
+                            const Given& given) {
+  const std::map<std::string, Calibration> primary = calibration_;
+  const std::map<std::string, v1::ProblemCalibration> primary_records = records_;
+  const std::vector<const Problem*> still = Calibrate(tools, 1, failing, given);
+  const std::string first(SimulatorName(tools.simulator(0).kind));
+  const std::string second(SimulatorName(tools.simulator(1).kind));
+  for (const Problem* p : failing) {
+    if (std::find(still.begin(), still.end(), p) != still.end()) continue;
+    v1::ProblemCalibration& r = records_[p->name];
+    r.set_note("graded with " + second + ": the reference fails under " + first + " (" +
+               primary_records.at(p->name).note() + ")" +
+               (r.note().empty() ? "" : "; " + r.note()));
+  }
+  for (const Problem* p : still) {  // ungradable with both: keep the primary's story
+    calibration_[p->name] = primary.at(p->name);
+    records_[p->name] = primary_records.at(p->name);
+    reference_runs_.erase(p->name);
+    graded_with_.erase(p->name);
+  }
+}
+
+size_t Calibrations::SimulatorOf(const std::string& problem) const {
+  auto it = graded_with_.find(problem);
+  return it == graded_with_.end() ? 0 : it->second;
+}
+
+const DesignRun* Calibrations::ReferenceRun(const std::string& problem) const {
+  auto it = reference_runs_.find(problem);
+  return it == reference_runs_.end() ? nullptr : &it->second;
+}
+
+}  // namespace evald

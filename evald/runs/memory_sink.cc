@@ -1,0 +1,12 @@
+#include "evald/runs/memory_sink.h"
+
+namespace evald {
+
+void MemorySink::Graded(v1::StoredSample* sample, GradeOutcome& outcome) {
+  // Outside a daemon a sandbox fault is the sample's verdict ('!'): nothing resumes it later.
+  if (outcome.fault) sample->set_graded(true);
+  const int done = ++graded_;
+  if (progress_) progress_(done, total_);
+}
+
+}  // namespace evald
