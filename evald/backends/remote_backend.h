@@ -16,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "evald/backends/attempt_outcome.h"
 #include "evald/backends/openai_wire.h"
+#include "evald/backends/remote_attempt.h"
 #include "evald/backends/sampling_backend.h"
 
 namespace evald {
@@ -71,12 +73,24 @@ class RemoteBackend : public SamplingBackend {
     EndpointHealth health;
   };
 
+  using Clock = std::chrono::steady_clock;
+  struct Transfers;  // one Run's waiting requests and attempts in flight
+
+  // Starts the waiting requests that are due and have a replica; when the next one is due.
+  Clock::time_point StartDue(Transfers& t);
+  void StartAttempt(Transfers& t, size_t request, int attempt, int replica);
+  void CollectFinished(Transfers& t);
+  // One finished attempt: its response, a retry as planned, or the request's final error.
+  void Conclude(Transfers& t, RemoteAttempt& attempt, CURLcode result);
+  void CancelAll(Transfers& t);
   // The replica for a new attempt: not out, under its cap, the least busy, `avoid` last.
-  int PickReplica(int avoid, std::chrono::steady_clock::time_point now) const;
+  int PickReplica(int avoid, Clock::time_point now) const;
   // Records a failed attempt on `r`; true when the replica was taken out.
   bool RecordFailure(Replica& r, bool connection_failed, const std::string& error);
 
   RemoteBackendOptions options_;
+  TransferSettings transfer_;  // from options_
+  RetryPolicy retry_;          // from options_
   std::vector<Replica> replicas_;
   mutable std::mutex health_mu_;   // replicas_[*].health, read by Health() from other threads
   curl_slist* resolve_ = nullptr;  // options_.resolve for libcurl
