@@ -15,7 +15,7 @@ PROBLEMS=0
 JOBS=2
 source bench/args.sh
 parse_args "SAMPLES BENCHMARK N PROBLEMS JOBS" "$@"
-EVALD=$(find_evald)
+EVALD=${EVALD:-$(find_evald)}
 TMP=$(mktemp -d)
 if [ -z "$SAMPLES" ]; then
   SAMPLES="$TMP/samples.jsonl"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: formatting check, a -Werror build with the whole GoogleTest suite through
-# CTest, a short libFuzzer run of the grader's parsers, then the same suite built with
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# Runs every test: formatting check, the layering, a -Werror build, clang's thread-safety
+# analysis, the whole GoogleTest suite through CTest, a short libFuzzer run of the grader's
+# parsers, then the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
 # Tests that use ../shared/verilog-eval skip themselves when it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,8 @@ python3 scripts/check_layers.py
 echo "== build (warnings are errors) =="
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEVALD_WERROR=ON
 cmake --build build-test -j "$JOBS"
+echo "== thread safety (clang -Wthread-safety over the sources holding annotated mutexes) =="
+JOBS="$JOBS" python3 scripts/check_thread_safety.py build-test
 echo "== tests =="
 ctest --test-dir build-test -j "$JOBS" --output-on-failure --timeout 900
 

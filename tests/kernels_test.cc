@@ -123,8 +123,8 @@ TEST(Dot, KQuantRowsAgainstQ8_0Activations) {
       const char* name = type == GgmlType::kQ6_K ? "q6_k" : "q4_k";
       EXPECT_NEAR(oracle, exact, 1e-5 * magnitude + 1e-6) << name << " trial " << trial;
       if (!IsaSupported(Isa::kAvx2)) continue;
-      const float simd = type == GgmlType::kQ6_K ? DotQ6_K(w6.data(), x8.data(), n, Isa::kAvx2)
-                                                 : DotQ4_K(w4.data(), x8.data(), n, Isa::kAvx2);
+      const float simd = type == GgmlType::kQ6_K ? DotQ6_KAvx2(w6.data(), x8.data(), n)
+                                                 : DotQ4_KAvx2(w4.data(), x8.data(), n);
       EXPECT_NEAR(simd, oracle, 1e-5 * magnitude + 1e-6) << name << " avx2, trial " << trial;
       // MatVec over a matrix of one such row repeated 3 times gives the oracle per row.
       const uint64_t row_bytes =
@@ -133,7 +133,7 @@ TEST(Dot, KQuantRowsAgainstQ8_0Activations) {
       for (int r = 0; r < 3; ++r) std::memcpy(rows.data() + r * row_bytes, w, row_bytes);
       WeightMatrix m{type, rows.data(), 3, n, row_bytes};
       float y[3];
-      MatVec(Isa::kScalar).Apply(m, x.data(), y);
+      MatVec(KernelTable::For(Isa::kScalar)).Apply(m, x.data(), y);
       for (float v : y) EXPECT_EQ(v, oracle) << name;
     }
   }
@@ -157,10 +157,14 @@ TEST(Dot, SimdPathsEqualTheScalarOracle) {
         QuantizeRowQ8_0(w.data(), w8.data(), n);
         QuantizeRowQ4_0(w.data(), w4.data(), n);
         QuantizeRowQ8_0(x.data(), x8.data(), n);
-        float s8 = DotQ8_0(w8.data(), x8.data(), n, Isa::kScalar),
-              v8 = DotQ8_0(w8.data(), x8.data(), n, isa);
-        float s4 = DotQ4_0(w4.data(), x8.data(), n, Isa::kScalar),
-              v4 = DotQ4_0(w4.data(), x8.data(), n, isa);
+        // Through each ISA's kernel table, as a session calls them.
+        const auto* w4_row = reinterpret_cast<const uint8_t*>(w4.data());
+        const KernelTable &scalar = KernelTable::For(Isa::kScalar), &simd = KernelTable::For(isa);
+        EXPECT_EQ(simd.isa, isa);
+        float s8 = scalar.dot_q8_0(w8.data(), x8.data(), n),
+              v8 = simd.dot_q8_0(w8.data(), x8.data(), n);
+        float s4 = scalar.Row(GgmlType::kQ4_0).dot_q8(w4_row, x8.data(), n),
+              v4 = simd.Row(GgmlType::kQ4_0).dot_q8(w4_row, x8.data(), n);
         // Integer block sums are exact; only the float accumulation order differs.
         EXPECT_NEAR(v8, s8, 1e-5f * std::fabs(s8) + 1e-3f) << IsaName(isa) << " n=" << n;
         EXPECT_NEAR(v4, s4, 1e-5f * std::fabs(s4) + 1e-3f) << IsaName(isa) << " n=" << n;
@@ -211,7 +215,8 @@ TEST(PackedMatVec, EqualsTheOracleAndBatchesBitIdentically) {
           for (auto& v : x) v = dist(rng);
           std::vector<float> oracle(static_cast<size_t>(batch * rows)), got(oracle.size()),
               one(rows);
-          MatVec scalar(Isa::kScalar), simd(isa), pooled(isa, &pool);
+          MatVec scalar(KernelTable::For(Isa::kScalar)), simd(KernelTable::For(isa)),
+              pooled(KernelTable::For(isa), &pool);
           scalar.ApplyBatch(plain, x.data(), batch, oracle.data());
           simd.ApplyBatch(w, x.data(), batch, got.data());
           for (size_t i = 0; i < got.size(); ++i)
@@ -325,13 +330,13 @@ TEST(Activations, VectorExpAndGatedSiluMatchTheScalarOracle) {
     for (auto& v : gate) v = dist(rng);
     for (auto& v : up) v = dist(rng);
     std::vector<float> want = gate, got = gate;
-    GatedSilu(want.data(), up.data(), n, Isa::kScalar);
-    GatedSilu(got.data(), up.data(), n, Isa::kAvx512Vnni);
+    GatedSiluScalar(want.data(), up.data(), n);
+    GatedSiluAvx512(got.data(), up.data(), n);
     for (int64_t i = 0; i < n; ++i)
       ASSERT_NEAR(got[i], want[i], 1e-6f * std::fabs(want[i]) + 1e-30f) << "n " << n << " at " << i;
     // The first element alone equals the first of the batch, bit for bit.
     float alone = gate[0];
-    GatedSilu(&alone, up.data(), 1, Isa::kAvx512Vnni);
+    GatedSiluAvx512(&alone, up.data(), 1);
     ASSERT_EQ(std::memcmp(&alone, got.data(), sizeof(float)), 0);
   }
 }
@@ -355,10 +360,10 @@ TEST(Attention, SimdPathEqualsTheScalarOracle) {
                                softcap};
       std::vector<float> scores(positions), want(static_cast<size_t>(head_dim)), got(want.size());
       for (int first : {0, 37}) {
-        Attend(head, q.data(), keys.data() + head_dim, values.data() + head_dim, first,
-               positions - 1, scores.data(), want.data(), Isa::kScalar);
-        Attend(head, q.data(), keys.data() + head_dim, values.data() + head_dim, first,
-               positions - 1, scores.data(), got.data(), Isa::kAvx512Vnni);
+        AttendScalar(head, q.data(), keys.data() + head_dim, values.data() + head_dim, first,
+                     positions - 1, scores.data(), want.data());
+        AttendAvx512(head, q.data(), keys.data() + head_dim, values.data() + head_dim, first,
+                     positions - 1, scores.data(), got.data());
         for (int i = 0; i < head_dim; ++i)
           ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i]))
               << "head_dim " << head_dim << " softcap " << softcap << " first " << first << " at "
@@ -532,7 +537,8 @@ TEST_P(Stories, GreedyDecodingReproducesTheKnownText) {
   EXPECT_EQ(tok->Encode("Once upon a time", true), (std::vector<int>{1, 403, 407, 261, 378}));
   GenerateOptions o;
   o.max_tokens = 64;
-  auto out = Generate(**model, *tok, "Once upon a time", o, isa);
+  o.isa = isa;
+  auto out = Generate(**model, *tok, "Once upon a time", o);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   const std::string& text = (*out)[0].text;
   if (file == "q4_0") {
@@ -565,7 +571,8 @@ TEST(Prefill, ChunksAreBitIdenticalToOneTokenAtATime) {
     ASSERT_GT(prompt.size(), 2u * LlamaSession::kPrefillChunk);
     const int vocab = (*model)->config().vocab, n = static_cast<int>(prompt.size());
     for (Isa isa : {Isa::kScalar, DetectIsa()}) {
-      LlamaSession one(**model, n + 1, isa), chunked(**model, n + 1, isa);
+      LlamaSession one(**model, n + 1, KernelTable::For(isa)),
+          chunked(**model, n + 1, KernelTable::For(isa));
       const float* a = nullptr;
       for (int i = 0; i < n; ++i) a = *one.Forward(prompt[i], i);
       const float* b = nullptr;
@@ -581,7 +588,7 @@ TEST(Prefill, ChunksAreBitIdenticalToOneTokenAtATime) {
       b = *chunked.Forward(1, n);
       ASSERT_EQ(std::memcmp(a, b, sizeof(float) * vocab), 0) << file << " " << IsaName(isa);
     }
-    LlamaSession s(**model, 8, DetectIsa());
+    LlamaSession s(**model, 8, KernelTable::For(DetectIsa()));
     EXPECT_FALSE(s.Prefill(prompt.data(), LlamaSession::kPrefillChunk + 1, 0).ok());
     EXPECT_FALSE(s.Prefill(prompt.data(), 4, 6).ok());  // beyond the session's 8 positions
   }
@@ -611,8 +618,9 @@ TEST(SlidingWindowRing, PrefillForwardAndSharedBatchesAgreeOverManyRings) {
     const int n = 70, vocab = (*model)->config().vocab;
     std::vector<int> prompt;
     for (int i = 0; i < n; ++i) prompt.push_back(1 + (i * 37) % (vocab - 1));
-    LlamaSession one(**model, n + 2, Isa::kScalar), chunked(**model, n + 2, Isa::kScalar);
-    LlamaSession batch(**model, n + 2, Isa::kScalar, 3);
+    const KernelTable& scalar = KernelTable::For(Isa::kScalar);
+    LlamaSession one(**model, n + 2, scalar), chunked(**model, n + 2, scalar);
+    LlamaSession batch(**model, n + 2, scalar, 3);
     int64_t full_cache = 0;  // what keeping every position on every layer would take
     for (const LayerShape& l : (*model)->config().layer)
       full_cache += 2 * 4LL * (n + 2) * l.kv_dim();
@@ -647,24 +655,24 @@ TEST(Sampling, SeededSamplesAreReproducibleWhateverIsGeneratedWithThem) {
   o.n = 3;
   o.seed = 100;
   o.sampling = {0.9f, 40, 0.95f, 0.05f};
-  auto three = Generate(**model, *tok, "Once upon a time", o, DetectIsa());
+  auto three = Generate(**model, *tok, "Once upon a time", o);
   ASSERT_TRUE(three.ok());
   o.n = 1;
   o.seed = 102;
-  auto alone = Generate(**model, *tok, "Once upon a time", o, DetectIsa());
+  auto alone = Generate(**model, *tok, "Once upon a time", o);
   ASSERT_TRUE(alone.ok());
   EXPECT_EQ((*three)[2].tokens, (*alone)[0].tokens);
   EXPECT_NE((*three)[0].tokens, (*three)[1].tokens);  // different seeds, different samples
   // top_k = 1 is greedy.
   o.sampling = {1.0f, 1, 1.0f, 0.0f};
-  auto k1 = Generate(**model, *tok, "Once upon a time", o, DetectIsa());
+  auto k1 = Generate(**model, *tok, "Once upon a time", o);
   ASSERT_TRUE(k1.ok());
   EXPECT_EQ((*k1)[0].text.substr(0, 30), std::string(kKnownText).substr(0, 30));
   // Stop strings cut the text and end the sample.
   GenerateOptions s;
   s.max_tokens = 40;
   s.stop = {"Lily"};
-  auto stopped = Generate(**model, *tok, "Once upon a time", s, DetectIsa());
+  auto stopped = Generate(**model, *tok, "Once upon a time", s);
   ASSERT_TRUE(stopped.ok());
   EXPECT_EQ((*stopped)[0].text, ", there was a little girl named ");
   EXPECT_EQ((*stopped)[0].finish_reason, "stop");
@@ -674,9 +682,9 @@ TEST(Sampling, SeededSamplesAreReproducibleWhateverIsGeneratedWithThem) {
   t.n = 3;
   t.seed = 9;
   t.sampling = {0.8f, 0, 0.95f, 0.0f};
-  auto one_thread = Generate(**model, *tok, "Once upon a time", t, DetectIsa());
+  auto one_thread = Generate(**model, *tok, "Once upon a time", t);
   t.threads = 3;
-  auto three_threads = Generate(**model, *tok, "Once upon a time", t, DetectIsa());
+  auto three_threads = Generate(**model, *tok, "Once upon a time", t);
   ASSERT_TRUE(one_thread.ok() && three_threads.ok());
   for (int i = 0; i < 3; ++i) EXPECT_EQ((*one_thread)[i].tokens, (*three_threads)[i].tokens);
 }
@@ -733,12 +741,12 @@ TEST(KvCacheQ8_0, AttentionMatchesTheF32CacheUpToItsRounding) {
   QuantizeRowQ8_0(values.data(), vq.data(), positions * head_dim);
   const AttentionHead head{head_dim, head_dim, 0.125f, 0.0f};
   std::vector<float> scores(positions), exact(head_dim), rounded(head_dim);
-  Attend(head, q.data(), keys.data(), values.data(), 0, positions - 1, scores.data(), exact.data(),
-         Isa::kScalar);
+  AttendScalar(head, q.data(), keys.data(), values.data(), 0, positions - 1, scores.data(),
+               exact.data());
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512Vnni}) {
     if (!IsaSupported(isa)) continue;
     AttendQ8_0(head, q.data(), kq.data(), vq.data(), head_dim / kQK, 0, positions - 1,
-               scores.data(), rounded.data(), isa);
+               scores.data(), rounded.data(), KernelTable::For(isa).dot_q8_0);
     double worst = 0;
     for (int i = 0; i < head_dim; ++i)
       worst = std::max<double>(worst, std::abs(exact[i] - rounded[i]));
@@ -771,7 +779,7 @@ TEST(KvCacheQ8_0, OptInSizedAndRefusedWhereHeadsDoNotFitItsBlocks) {
   auto tok = SpmTokenizer::FromGguf((*model)->file());
   GenerateOptions o;
   o.kv_cache = KvCacheType::kQ8_0;
-  EXPECT_FALSE(Generate(**model, *tok, "Once", o, DetectIsa()).ok()) << "refused, not ignored";
+  EXPECT_FALSE(Generate(**model, *tok, "Once", o).ok()) << "refused, not ignored";
 }
 
 // Gemma 4 31B's layout (its GGUF metadata as published: 60 layers of 5376, 50 sliding with 16

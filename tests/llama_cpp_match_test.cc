@@ -110,7 +110,7 @@ TEST_F(LlamaCppMatch, GreedyContinuationsOfF32AndQ8_0) {
     EXPECT_EQ(tok->Encode("Once upon a time", true), Ids(greedy.at("prompt")));
     GenerateOptions o;
     o.max_tokens = 60;
-    auto out = Generate(**model, *tok, "Once upon a time", o, DetectIsa());
+    auto out = Generate(**model, *tok, "Once upon a time", o);
     ASSERT_TRUE(out.ok());
     EXPECT_EQ((*out)[0].tokens, Ids(greedy.at("generated"))) << file;
   }
@@ -173,7 +173,7 @@ TEST_F(LlamaCppMatch, RandomLlamaQwen2AndGemmaFiles) {
       ASSERT_TRUE(tok.ok());
       GenerateOptions o;
       o.max_tokens = 24;
-      auto out = Generate(**model, *tok, "Once upon a time", o, DetectIsa());
+      auto out = Generate(**model, *tok, "Once upon a time", o);
       ASSERT_TRUE(out.ok()) << out.status().ToString();
       std::vector<int> want = Ids(greedy.at("generated")), got = (*out)[0].tokens;
       if (type != GgmlType::kF32) {
@@ -200,7 +200,8 @@ struct Gap {
 // Log-probabilities of the next token at every position of `seq`, with a cache of `kv`.
 std::vector<std::vector<double>> LogProbs(const LlamaModel& model, const std::vector<int>& seq,
                                           KvCacheType kv) {
-  LlamaSession session(model, static_cast<int>(seq.size()), DetectIsa(), 1, nullptr, kv);
+  LlamaSession session(model, static_cast<int>(seq.size()), KernelTable::For(DetectIsa()), 1,
+                       nullptr, kv);
   const int vocab = model.config().vocab;
   std::vector<std::vector<double>> out;
   for (size_t pos = 0; pos < seq.size(); ++pos) {
@@ -261,7 +262,7 @@ std::vector<int> GreedySequence(const LlamaModel& model, int continuation) {
   if (!tok.ok()) return {};
   GenerateOptions o;
   o.max_tokens = continuation;
-  auto out = Generate(model, **tok, "Once upon a time", o, DetectIsa());
+  auto out = Generate(model, **tok, "Once upon a time", o);
   EXPECT_TRUE(out.ok());
   if (!out.ok()) return {};
   std::vector<int> seq = (*tok)->Encode("Once upon a time", true);
@@ -515,8 +516,9 @@ TEST_F(LlamaCppMatch, Q8_0KvCacheDriftAndMemoryAgainstF32AndLlamaCpp) {
     EXPECT_LE(match.log_p, std::string(arch) == "llama" ? 0.01 : 0.15) << arch;
     EXPECT_LE(match.p, 0.01) << arch;
 
-    LlamaSession a(**model, 2048, DetectIsa(), 20),
-        b(**model, 2048, DetectIsa(), 20, nullptr, KvCacheType::kQ8_0);
+    const KernelTable& kernels = KernelTable::For(DetectIsa());
+    LlamaSession a(**model, 2048, kernels, 20),
+        b(**model, 2048, kernels, 20, nullptr, KvCacheType::kQ8_0);
     EXPECT_EQ(b.kv_cache_type(), KvCacheType::kQ8_0);
     EXPECT_EQ(a.kv_cache_bytes() * 34, b.kv_cache_bytes() * 128);
     // Full layers hold every position; sliding ones (gemma3) a ring of the window + 15.

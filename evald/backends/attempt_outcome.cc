@@ -57,12 +57,11 @@ AttemptOutcome ClassifyAttempt(const AttemptFacts& f, size_t max_response_bytes)
 
 RetryPlan PlanRetry(const RetryPolicy& policy, const RetryContext& c) {
   using Action = RetryPlan::Action;
-  if (c.result != AttemptResult::kRetryable || c.attempts_made >= policy.max_attempts ||
-      c.stopping)
+  if (c.result != AttemptResult::kRetryable || c.attempts_made >= policy.max_attempts || c.stopping)
     return {Action::kGiveUp, 0};
   if (c.other_replica_free) return {Action::kRetryNow, 0};
-  double backoff = std::min(policy.backoff_max_s,
-                            policy.backoff_initial_s * std::pow(2.0, c.attempts_made - 1));
+  double backoff =
+      std::min(policy.backoff_max_s, policy.backoff_initial_s * std::pow(2.0, c.attempts_made - 1));
   backoff *= std::clamp(c.jitter, 0.5, 1.0);
   if (c.retry_after_s >= 0) backoff = std::min(std::max(backoff, c.retry_after_s), 300.0);
   return {Action::kRetryLater, backoff};

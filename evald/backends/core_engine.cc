@@ -55,7 +55,6 @@ StatusOr<std::unique_ptr<CoreEngine>> CoreEngine::Load(const std::string& path,
   engine->name_ = SanitizeUtf8(engine->name_);
   engine->threads_ = threads;
   engine->kv_ = kv;
-  engine->isa_ = kernels::DetectIsa();
   engine->model_ = std::move(*model);
   engine->tokenizer_ = std::move(*tok);
   engine->chat_from_template_ = options.chat_format.empty();
@@ -84,7 +83,7 @@ StatusOr<std::vector<int>> CoreEngine::PromptTokens(const CoreRequest& request) 
 }
 
 StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnText& on_text) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const auto t0 = std::chrono::steady_clock::now();
   CoreResult result;
   result.timing.set_start_unix_ms(UnixMillis());
@@ -139,7 +138,7 @@ StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnTe
   };
   auto prompt_tokens = PromptTokens(request);
   if (!prompt_tokens.ok()) return prompt_tokens.status();
-  auto out = kernels::GenerateFromTokens(*model_, *tokenizer_, *prompt_tokens, o, isa_);
+  auto out = kernels::GenerateFromTokens(*model_, *tokenizer_, *prompt_tokens, o);
   if (!out.ok()) return out.status();
   result.completions = std::move(*out);
   int completion_tokens = 0;

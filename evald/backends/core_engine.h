@@ -6,12 +6,12 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "base/thread_annotations.h"
 #include "evald/proto/eval.pb.h"
 #include "kernels/chat/chat_format.h"
 #include "kernels/generate/generator.h"
@@ -54,7 +54,8 @@ class CoreEngine {
   static StatusOr<std::unique_ptr<CoreEngine>> Load(const std::string& path,
                                                     const Options& options);
 
-  StatusOr<CoreResult> Generate(const CoreRequest& request, const OnText& on_text = {});
+  StatusOr<CoreResult> Generate(const CoreRequest& request, const OnText& on_text = {})
+      EXCLUDES(mu_);
 
   const std::string& name() const { return name_; }  // the file's general.name or file name
   const std::string& path() const { return path_; }
@@ -68,14 +69,13 @@ class CoreEngine {
   std::string path_, name_;
   int threads_ = 1;
   kernels::KvCacheType kv_ = kernels::KvCacheType::kF32;
-  kernels::Isa isa_;
   std::unique_ptr<kernels::LlamaModel> model_;
   std::unique_ptr<kernels::Tokenizer> tokenizer_;
   StatusOr<kernels::ChatFormat> chat_ = Status::NotFound("no chat format");
   bool chat_from_template_ = false;
 
   StatusOr<std::vector<int>> PromptTokens(const CoreRequest& request) const;
-  std::mutex mu_;  // one request at a time
+  Mutex mu_;  // one request at a time: the model's decoding state is one
 };
 
 }  // namespace evald

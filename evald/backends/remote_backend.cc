@@ -66,8 +66,11 @@ RemoteBackend::RemoteBackend(RemoteBackendOptions options) : options_(std::move(
     Replica r;
     r.url = OpenAiEndpointUrl(base, options_.api);
     r.shown = RedactUrl(r.url);
-    r.health.endpoint = r.shown;
+    EndpointHealth health;
+    health.endpoint = r.shown;
     replicas_.push_back(std::move(r));
+    MutexLock lock(health_mu_);
+    health_.push_back(std::move(health));
   }
 }
 
@@ -82,11 +85,9 @@ std::string RemoteBackend::Describe() const {
 }
 
 std::vector<EndpointHealth> RemoteBackend::Health() const {
-  std::lock_guard<std::mutex> lock(health_mu_);
-  std::vector<EndpointHealth> out;
-  if (replicas_.size() < 2) return out;
-  for (const Replica& r : replicas_) out.push_back(r.health);
-  return out;
+  MutexLock lock(health_mu_);
+  if (health_.size() < 2) return {};
+  return health_;
 }
 
 int RemoteBackend::PickReplica(int avoid, Clock::time_point now) const {
@@ -101,10 +102,11 @@ int RemoteBackend::PickReplica(int avoid, Clock::time_point now) const {
   return best;
 }
 
-bool RemoteBackend::RecordFailure(Replica& r, bool connection_failed, const std::string& error) {
+bool RemoteBackend::RecordFailure(int i, bool connection_failed, const std::string& error) {
+  Replica& r = replicas_[i];
   {
-    std::lock_guard<std::mutex> lock(health_mu_);
-    ++r.health.failed_attempts;
+    MutexLock lock(health_mu_);
+    ++health_[i].failed_attempts;
   }
   ++r.failures_in_row;
   // One endpoint alone is never taken out: its retries' backoff is what spares it.
@@ -116,8 +118,8 @@ bool RemoteBackend::RecordFailure(Replica& r, bool connection_failed, const std:
   r.failures_in_row = 0;
   r.out_until = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(out_s * 1000));
   {
-    std::lock_guard<std::mutex> lock(health_mu_);
-    ++r.health.times_taken_out;
+    MutexLock lock(health_mu_);
+    ++health_[i].times_taken_out;
   }
   spdlog::warn("replica {} taken out for {:.0f} s: {}", r.shown, out_s, error);
   return true;
@@ -209,15 +211,15 @@ void RemoteBackend::Conclude(Transfers& t, RemoteAttempt& a, CURLcode result) {
   if (outcome.result == AttemptResult::kSucceeded) {
     replica.failures_in_row = replica.times_out_in_row = 0;
     {
-      std::lock_guard<std::mutex> lock(health_mu_);
-      ++replica.health.completed_requests;
+      MutexLock lock(health_mu_);
+      ++health_[a.replica()].completed_requests;
     }
     return t.done(a.request(), a.Response(replicas_.size() > 1 ? replica.shown : ""));
   }
   const std::string error = fmt::format("{} (POST {}, attempt {} of {})", outcome.error,
                                         replica.shown, a.attempt(), options_.max_attempts);
   if (outcome.result == AttemptResult::kRetryable)
-    RecordFailure(replica, facts.connection_failed, error);
+    RecordFailure(a.replica(), facts.connection_failed, error);
   RetryContext context;
   context.result = outcome.result;
   context.attempts_made = a.attempt();
@@ -235,9 +237,9 @@ void RemoteBackend::Conclude(Transfers& t, RemoteAttempt& a, CURLcode result) {
   }
   const SampleRequest& r = t.requests[a.request()];
   const bool now = plan.action == RetryPlan::Action::kRetryNow;
-  spdlog::warn("{} sample {}: {}; {}", r.problem, r.first_index, error,
-               now ? "retrying on another replica"
-                   : fmt::format("retrying in {:.1f} s", plan.delay_s));
+  spdlog::warn(
+      "{} sample {}: {}; {}", r.problem, r.first_index, error,
+      now ? "retrying on another replica" : fmt::format("retrying in {:.1f} s", plan.delay_s));
   t.waiting.push_back(
       {a.request(), a.attempt(),
        Clock::now() + std::chrono::microseconds(static_cast<int64_t>(plan.delay_s * 1e6)),

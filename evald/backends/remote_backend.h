@@ -12,10 +12,10 @@
 
 #include <curl/curl.h>
 
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/thread_annotations.h"
 #include "evald/backends/attempt_outcome.h"
 #include "evald/backends/openai_wire.h"
 #include "evald/backends/remote_attempt.h"
@@ -61,7 +61,7 @@ class RemoteBackend : public SamplingBackend {
            const CancelToken& cancel) override;
 
   const std::string& url() const { return replicas_.front().url; }
-  std::vector<EndpointHealth> Health() const override;
+  std::vector<EndpointHealth> Health() const override EXCLUDES(health_mu_);
 
  private:
   struct Replica {
@@ -70,7 +70,6 @@ class RemoteBackend : public SamplingBackend {
     int failures_in_row = 0;
     int times_out_in_row = 0;
     std::chrono::steady_clock::time_point out_until{};
-    EndpointHealth health;
   };
 
   using Clock = std::chrono::steady_clock;
@@ -85,15 +84,16 @@ class RemoteBackend : public SamplingBackend {
   void CancelAll(Transfers& t);
   // The replica for a new attempt: not out, under its cap, the least busy, `avoid` last.
   int PickReplica(int avoid, Clock::time_point now) const;
-  // Records a failed attempt on `r`; true when the replica was taken out.
-  bool RecordFailure(Replica& r, bool connection_failed, const std::string& error);
+  // Records a failed attempt on replica `i`; true when the replica was taken out.
+  bool RecordFailure(int i, bool connection_failed, const std::string& error) EXCLUDES(health_mu_);
 
   RemoteBackendOptions options_;
-  TransferSettings transfer_;  // from options_
-  RetryPolicy retry_;          // from options_
-  std::vector<Replica> replicas_;
-  mutable std::mutex health_mu_;   // replicas_[*].health, read by Health() from other threads
-  curl_slist* resolve_ = nullptr;  // options_.resolve for libcurl
+  TransferSettings transfer_;      // from options_
+  RetryPolicy retry_;              // from options_
+  std::vector<Replica> replicas_;  // used by the thread in Run only
+  mutable Mutex health_mu_;
+  std::vector<EndpointHealth> health_ GUARDED_BY(health_mu_);  // per replica; read by Health()
+  curl_slist* resolve_ = nullptr;                              // options_.resolve for libcurl
 };
 
 // The endpoint URL for `api` under a base URL (".../v1" is added unless the base ends in it).

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 
+#include "base/thread_annotations.h"
 #include "datasets/dataset.h"
 #include "datasets/problem_category.h"
 #include "datasets/prompt_builder.h"
@@ -46,10 +47,10 @@ void AddCommon(CLI::App* cmd, CommonFlags* f) {
 std::function<void(int, int)> MakeProgress() {
   auto start = std::chrono::steady_clock::now();
   auto last = std::make_shared<std::chrono::steady_clock::time_point>(start);
-  auto mu = std::make_shared<std::mutex>();
+  auto mu = std::make_shared<Mutex>();
   bool tty = ::isatty(2);
   return [=](int done, int total) {
-    std::lock_guard<std::mutex> lock(*mu);
+    MutexLock lock(*mu);
     auto now = std::chrono::steady_clock::now();
     if (done != total && now - *last < std::chrono::milliseconds(tty ? 200 : 10000)) return;
     *last = now;

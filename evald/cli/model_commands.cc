@@ -113,17 +113,17 @@ int RunBenchDecode(const BenchFlags& b) {
   prefill_only.kv_cache = *kv;
   GenerateOptions warm = prefill_only;
   warm.max_tokens = 2;
-  if (auto w = Generate(*loaded->model, *loaded->tokenizer, prompt, warm, isa); !w.ok())
+  if (auto w = Generate(*loaded->model, *loaded->tokenizer, prompt, warm); !w.ok())
     return Fail(w.status());
   auto t0 = Clock::now();
-  auto r0 = Generate(*loaded->model, *loaded->tokenizer, prompt, prefill_only, isa);
+  auto r0 = Generate(*loaded->model, *loaded->tokenizer, prompt, prefill_only);
   if (!r0.ok()) return Fail(r0.status());
   const double prefill_secs = std::chrono::duration<double>(Clock::now() - t0).count();
   const int prompt_tokens = (*r0)[0].prompt_tokens;
   GenerateOptions one = prefill_only;
   one.max_tokens = b.tokens;
   t0 = Clock::now();
-  auto r1 = Generate(*loaded->model, *loaded->tokenizer, prompt, one, isa);
+  auto r1 = Generate(*loaded->model, *loaded->tokenizer, prompt, one);
   if (!r1.ok()) return Fail(r1.status());
   const double secs1 = std::chrono::duration<double>(Clock::now() - t0).count();
   const int decoded1 = static_cast<int>((*r1)[0].tokens.size());
@@ -131,7 +131,7 @@ int RunBenchDecode(const BenchFlags& b) {
   many.n = b.n;
   many.sampling.temperature = 0.8f;
   t0 = Clock::now();
-  auto rn = Generate(*loaded->model, *loaded->tokenizer, prompt, many, isa);
+  auto rn = Generate(*loaded->model, *loaded->tokenizer, prompt, many);
   if (!rn.ok()) return Fail(rn.status());
   const double secsn = std::chrono::duration<double>(Clock::now() - t0).count();
   int decodedn = 0;
@@ -203,7 +203,7 @@ void RegisterGenerateCommand(CLI::App& app, std::function<int()>* run) {
       auto kv = ParseKvCacheType(g->kv_cache);
       if (!kv.ok()) return Fail(kv.status());
       o.kv_cache = *kv;
-      auto out = Generate(*loaded->model, *loaded->tokenizer, g->prompt, o, DetectIsa());
+      auto out = Generate(*loaded->model, *loaded->tokenizer, g->prompt, o);
       if (!out.ok()) return Fail(out.status());
       for (size_t i = 0; i < out->size(); ++i) {
         if (out->size() > 1)

@@ -96,6 +96,27 @@ StatusOr<HttpServerOptions> HttpOptionsOf(const ServeFlags& f) {
   return http_opts;
 }
 
+// --model: the OpenAI-compatible routes over evald's decoding core (none without it).
+StatusOr<std::unique_ptr<OpenAiRoutes>> ServedModel(const ServeFlags& f,
+                                                    const TokenScopes& tokens) {
+  if (f.model.empty()) return std::unique_ptr<OpenAiRoutes>();
+  auto kv = kernels::ParseKvCacheType(f.kv_cache);
+  if (!kv.ok()) return kv.status();
+  CoreEngine::Options core;
+  core.threads = f.decode_threads;
+  core.kv = *kv;
+  core.chat_format = f.chat_format;
+  auto engine = CoreEngine::Load(f.model, core);
+  if (!engine.ok()) return engine.status();
+  auto format = (*engine)->ChatFormatInUse();
+  spdlog::info("/v1/chat/completions: {}",
+               format.ok() ? "chat format " + *format : format.status().message());
+  auto routes = std::make_unique<OpenAiRoutes>(std::shared_ptr<CoreEngine>(std::move(*engine)),
+                                               f.model_name, tokens);
+  spdlog::info("serving {} as model '{}'", f.model, routes->model_name());
+  return routes;
+}
+
 // The daemon until SIGTERM or SIGINT: store, run queue, REST API, and the OpenAI-compatible
 // routes when a model is served.
 int RunServe(const ServeFlags& f) {
@@ -128,23 +149,9 @@ int RunServe(const ServeFlags& f) {
   auto executor = ExecutorOptionsOf(f.executor);
   if (!executor.ok()) return Fail(executor.status());
   queue_opts.resources.remote = ExecutorFactoryFor(*executor);
-  std::unique_ptr<OpenAiRoutes> completions;
-  if (!f.model.empty()) {
-    auto kv = kernels::ParseKvCacheType(f.kv_cache);
-    if (!kv.ok()) return Fail(kv.status());
-    CoreEngine::Options core;
-    core.threads = f.decode_threads;
-    core.kv = *kv;
-    core.chat_format = f.chat_format;
-    auto engine = CoreEngine::Load(f.model, core);
-    if (!engine.ok()) return Fail(engine.status());
-    auto format = (*engine)->ChatFormatInUse();
-    spdlog::info("/v1/chat/completions: {}",
-                 format.ok() ? "chat format " + *format : format.status().message());
-    completions = std::make_unique<OpenAiRoutes>(std::shared_ptr<CoreEngine>(std::move(*engine)),
-                                                 f.model_name, *tokens);
-    spdlog::info("serving {} as model '{}'", f.model, completions->model_name());
-  }
+  auto served = ServedModel(f, *tokens);
+  if (!served.ok()) return Fail(served.status());
+  std::unique_ptr<OpenAiRoutes> completions = std::move(*served);
   // Never an endpoint of a checkpoint: the daemon itself (its port, known once it listens).
   std::atomic<int> listening_port{0};
   policy->self_port = [&listening_port] { return listening_port.load(); };

@@ -4,10 +4,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <set>
 
 #include "base/numbers.h"
+#include "base/thread_annotations.h"
 #include "datasets/dataset.h"
 #include "evald/cluster/spool.h"
 #include "evald/runs/grading_session.h"
@@ -169,7 +169,7 @@ StatusOr<WorkerSummary> RunWorker(const WorkerOptions& options) {
   if (!session.ok()) return fail_all(session.status().Annotate("opening the sandbox"));
   if (Status st = SameTools(**session, spec); !st.ok()) return fail_all(st);
 
-  std::mutex mu;
+  Mutex mu;
   for (const v1::WorkerJob* job : todo) {
     const Problem* p = ds->Find(job->problem());
     std::string why;
@@ -184,7 +184,7 @@ StatusOr<WorkerSummary> RunWorker(const WorkerOptions& options) {
     }
     (*session)->Grade(*p, job->code(), {"", 0}, [&, key = job->key()](GradeOutcome& o) {
       Status st = spool.WriteResult(ResultOf(key, o));
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       if (!st.ok()) spdlog::error("writing the result of {}: {}", key, st.ToString());
       ++(o.fault ? summary.faults : summary.graded);
     });

@@ -52,7 +52,7 @@ SlurmDispatcher::SlurmDispatcher(SlurmDispatchOptions options, v1::WorkerSpec sp
 
 SlurmDispatcher::~SlurmDispatcher() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -78,7 +78,7 @@ Status SlurmDispatcher::Start() {
 void SlurmDispatcher::Submit(v1::WorkerJob job, Done done) {
   const std::string key = job.key();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (jobs_.count(key)) {  // already followed: one more caller for its result
       waiting_[key].push_back(std::move(done));
       return;
@@ -92,7 +92,7 @@ void SlurmDispatcher::Submit(v1::WorkerJob job, Done done) {
     spool_.RemovePending(key);
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (std::optional<PendingMark> mark = spool_.ReadPending(key)) {
     auto it = std::find_if(tasks_.begin(), tasks_.end(), [&](const Task& t) {
       return t.job_id == mark->job_id && t.index == mark->index;
@@ -111,17 +111,17 @@ void SlurmDispatcher::Submit(v1::WorkerJob job, Done done) {
 }
 
 void SlurmDispatcher::Drain() {
-  std::unique_lock<std::mutex> lock(mu_);
+  WaitableLock lock(mu_);
   drain_ = true;
   cv_.notify_all();
-  drained_cv_.wait(lock, [&] { return jobs_.empty() || aborted_ || stop_; });
+  while (!jobs_.empty() && !aborted_ && !stop_) drained_cv_.wait(lock.native());
   drain_ = false;
 }
 
 void SlurmDispatcher::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  WaitableLock lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(options_.poll_ms));
+    cv_.wait_for(lock.native(), std::chrono::milliseconds(options_.poll_ms));
     if (stop_) break;
     if (!aborted_ && cancel_ != nullptr && cancel_->stopped()) {
       aborted_ = true;
@@ -140,22 +140,22 @@ void SlurmDispatcher::Loop() {
     if (!gathered_.empty() &&
         (drain_ || full ||
          Clock::now() - first_gathered_ >= std::chrono::milliseconds(options_.batch_delay_ms)))
-      SubmitGathered(lock);
-    if (!tasks_.empty()) Poll(lock);
+      SubmitGathered();
+    if (!tasks_.empty()) Poll();
     if (jobs_.empty()) drained_cv_.notify_all();
   }
 }
 
-void SlurmDispatcher::SubmitGathered(std::unique_lock<std::mutex>& lock) {
+void SlurmDispatcher::SubmitGathered() {
   std::vector<std::string> keys = std::move(gathered_);
   gathered_.clear();
   const size_t tasks = std::min<size_t>(
       options_.max_tasks, (keys.size() + options_.jobs_per_task - 1) / options_.jobs_per_task);
   std::vector<std::vector<std::string>> shards(tasks);
   for (size_t i = 0; i < keys.size(); ++i) shards[i * tasks / keys.size()].push_back(keys[i]);
-  lock.unlock();
+  mu_.unlock();
   Status st = SubmitArray(shards, 1);
-  lock.lock();
+  mu_.lock();
   if (st.ok()) {
     submit_failures_ = 0;
     return;
@@ -168,9 +168,9 @@ void SlurmDispatcher::SubmitGathered(std::unique_lock<std::mutex>& lock) {
   }
   Answers answers;
   for (const std::string& key : keys) Answer(key, st.Annotate("slurm"), &answers);
-  lock.unlock();
+  mu_.unlock();
   Deliver(answers);
-  lock.lock();
+  mu_.lock();
 }
 
 Status SlurmDispatcher::SubmitArray(const std::vector<std::vector<std::string>>& shards,
@@ -182,7 +182,7 @@ Status SlurmDispatcher::SubmitArray(const std::vector<std::vector<std::string>>&
     v1::WorkerShard shard;
     *shard.mutable_spec() = spec_;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       for (const std::string& key : shards[i])
         if (auto it = jobs_.find(key); it != jobs_.end()) *shard.add_jobs() = it->second;
     }
@@ -207,7 +207,7 @@ Status SlurmDispatcher::SubmitArray(const std::vector<std::vector<std::string>>&
   }
   spdlog::info("slurm: array {} submitted: {} task(s), {} grading job(s){}", *job_id, shards.size(),
                jobs, attempt > 1 ? " (again)" : "");
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ++counters_.arrays;
   counters_.tasks += static_cast<int>(shards.size());
   counters_.jobs_sent += static_cast<int>(jobs);
@@ -271,12 +271,12 @@ std::string SlurmDispatcher::LogTail(const Task& task) const {
   return s.empty() ? "an empty log" : "its log ends: " + s.substr(0, 300);
 }
 
-void SlurmDispatcher::Poll(std::unique_lock<std::mutex>& lock) {
+void SlurmDispatcher::Poll() {
   std::set<std::string> job_ids;
   for (const Task& t : tasks_) job_ids.insert(t.job_id);
-  lock.unlock();
+  mu_.unlock();
   auto live = slurm_.LiveTasks(job_ids);
-  lock.lock();
+  mu_.lock();
   if (!live.ok()) {
     spdlog::warn("slurm: {} (following the arrays again at the next poll)",
                  live.status().ToString());
@@ -314,10 +314,10 @@ void SlurmDispatcher::Poll(std::unique_lock<std::mutex>& lock) {
       ++it;
     }
   }
-  lock.unlock();
+  mu_.unlock();
   Deliver(answers);
   Status st = again.empty() ? Status::Ok() : SubmitArray(again, again_attempt);
-  lock.lock();
+  mu_.lock();
   if (!st.ok()) {  // gathered again: the next poll submits them with the new jobs
     spdlog::warn("slurm: resubmitting: {}", st.ToString());
     if (gathered_.empty()) first_gathered_ = Clock::now();

@@ -11,13 +11,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/cancel_token.h"
 #include "base/status.h"
+#include "base/thread_annotations.h"
 #include "evald/cluster/slurm_client.h"
 #include "evald/cluster/spool.h"
 #include "evald/proto/worker.pb.h"
@@ -76,17 +76,20 @@ class SlurmDispatcher {
     std::vector<std::string> keys;
   };
 
-  void Loop();
-  void SubmitGathered(std::unique_lock<std::mutex>& lock);
+  void Loop() EXCLUDES(mu_);
+  // Called with the lock held; let it go while sbatch or squeue runs.
+  void SubmitGathered() REQUIRES(mu_);
   // Writes shards for `jobs` (split over tasks) and submits them as one array.
-  Status SubmitArray(const std::vector<std::vector<std::string>>& shards, int attempt);
-  void Poll(std::unique_lock<std::mutex>& lock);
+  Status SubmitArray(const std::vector<std::vector<std::string>>& shards, int attempt)
+      EXCLUDES(mu_);
+  void Poll() REQUIRES(mu_);
   // Reads the results of `task`'s keys that are there; true when none is missing.
-  bool Collect(Task& task, Answers* answers);
-  void Answer(const std::string& key, StatusOr<v1::WorkerResult> result, Answers* answers);
-  void Deliver(Answers& answers);
-  void CancelArrays();
-  void TaskEnded(const Task& task);
+  bool Collect(Task& task, Answers* answers) REQUIRES(mu_);
+  void Answer(const std::string& key, StatusOr<v1::WorkerResult> result, Answers* answers)
+      REQUIRES(mu_);
+  void Deliver(Answers& answers) EXCLUDES(mu_);
+  void CancelArrays() REQUIRES(mu_);
+  void TaskEnded(const Task& task) REQUIRES(mu_);
   std::string LogTail(const Task& task) const;
 
   SlurmDispatchOptions options_;
@@ -94,18 +97,21 @@ class SlurmDispatcher {
   const CancelToken* cancel_;
   Spool spool_;
   SlurmClient slurm_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_, drained_cv_;
-  std::map<std::string, v1::WorkerJob> jobs_;         // every job not yet answered, by key
-  std::map<std::string, std::vector<Done>> waiting_;  // its callbacks
-  std::vector<std::string> gathered_;                 // keys not yet submitted
-  std::vector<Task> tasks_;                           // tasks following submitted keys
+  // Every job not yet answered, by key, and its callbacks.
+  std::map<std::string, v1::WorkerJob> jobs_ GUARDED_BY(mu_);
+  std::map<std::string, std::vector<Done>> waiting_ GUARDED_BY(mu_);
+  std::vector<std::string> gathered_ GUARDED_BY(mu_);  // keys not yet submitted
+  std::vector<Task> tasks_ GUARDED_BY(mu_);            // tasks following submitted keys
   // The shard folder of each array this process submitted, and its tasks still followed: the
   // folder goes when the last one ends.
-  std::map<std::string, std::pair<std::string, int>> batches_;
-  std::chrono::steady_clock::time_point first_gathered_;
-  bool drain_ = false, stop_ = false, aborted_ = false;
-  int submit_failures_ = 0;  // consecutive
+  std::map<std::string, std::pair<std::string, int>> batches_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point first_gathered_ GUARDED_BY(mu_);
+  bool drain_ GUARDED_BY(mu_) = false;
+  bool stop_ GUARDED_BY(mu_) = false;
+  bool aborted_ GUARDED_BY(mu_) = false;
+  int submit_failures_ GUARDED_BY(mu_) = 0;  // consecutive
   DispatchCounters counters_;
   std::thread thread_;
 };

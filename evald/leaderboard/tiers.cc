@@ -40,7 +40,7 @@ v1::PairwiseComparison Compare(const v1::Run& a, const v1::Run& b, double alpha)
 }  // namespace
 
 bool PairwiseCache::Find(const std::string& key, v1::PairwiseComparison* out) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = pairs_.find(key);
   if (it == pairs_.end()) return false;
   *out = it->second;
@@ -48,7 +48,7 @@ bool PairwiseCache::Find(const std::string& key, v1::PairwiseComparison* out) {
 }
 
 void PairwiseCache::Keep(const std::string& key, const v1::PairwiseComparison& pair) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (pairs_.size() >= kMaxEntries) pairs_.clear();
   pairs_[key] = pair;
 }

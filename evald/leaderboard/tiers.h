@@ -5,9 +5,9 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "base/thread_annotations.h"
 #include "evald/proto/api.pb.h"
 #include "evald/proto/records.pb.h"
 
@@ -20,13 +20,13 @@ inline constexpr int kMaxTieredRuns = 40;
 // computed once per process (a leaderboard of 40 runs has 780 pairs; seconds the first time).
 class PairwiseCache {
  public:
-  bool Find(const std::string& key, v1::PairwiseComparison* out);
-  void Keep(const std::string& key, const v1::PairwiseComparison& pair);
+  bool Find(const std::string& key, v1::PairwiseComparison* out) EXCLUDES(mu_);
+  void Keep(const std::string& key, const v1::PairwiseComparison& pair) EXCLUDES(mu_);
 
  private:
   static constexpr size_t kMaxEntries = 100000;
-  std::mutex mu_;
-  std::map<std::string, v1::PairwiseComparison> pairs_;
+  Mutex mu_;
+  std::map<std::string, v1::PairwiseComparison> pairs_ GUARDED_BY(mu_);
 };
 
 // Fills board->pairs, each row's tier, alpha and tier_method. `runs` by id hold the per-problem

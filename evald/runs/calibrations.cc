@@ -1,8 +1,8 @@
 #include "evald/runs/calibrations.h"
 
 #include <algorithm>
-#include <mutex>
 
+#include "base/thread_annotations.h"
 #include "evald/runs/verdict_fields.h"
 #include "harness/calibration.h"
 #include "harness/verdict_key.h"
@@ -13,7 +13,7 @@ std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size
                                                     const std::vector<const Problem*>& problems,
                                                     const Given& given) {
   const SimulatorTool& sim = tools.simulator(index);
-  std::mutex mu;
+  Mutex mu;
   for (const Problem* p : problems) {
     if (auto g = given.find(p->name); g != given.end()) {
       v1::ProblemCalibration record = g->second;
@@ -39,7 +39,7 @@ std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size
       Calibration c = CalibrateProblem(w, sim.kind, sim.base, *p, &run);
       v1::ProblemCalibration record = CalibrationToProto(p->name, c);
       cache_.KeepCalibration(key, record);
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       calibration_[p->name] = c;
       records_[p->name] = std::move(record);
       reference_runs_[p->name] = std::move(run);

@@ -1,8 +1,8 @@
 #include "evald/runs/dataset_audit.h"
 
 #include <algorithm>
-#include <mutex>
 
+#include "base/thread_annotations.h"
 #include "evald/runs/grading_session.h"
 #include "evald/runs/grading_settings.h"
 #include "harness/failure_category.h"
@@ -94,7 +94,7 @@ StatusOr<v1::DatasetAuditReport> AuditDataset(const Dataset& dataset, const Audi
   report.set_simulator(settings.simulator());
   report.set_simulator_version(grading.simulator_version());
   *report.mutable_cross_checks() = grading.settings().cross_checks();
-  std::mutex mu;  // callbacks run on sandbox threads while later problems are added
+  Mutex mu;  // callbacks run on sandbox threads while later problems are added
   for (const Problem* p : problems) {
     const auto& cal = grading.calibration_records().at(p->name);
     const std::string design = ReferenceAsDesign(p->reference);
@@ -103,7 +103,7 @@ StatusOr<v1::DatasetAuditReport> AuditDataset(const Dataset& dataset, const Audi
     v1::ProblemAudit* audit;
     std::vector<v1::AuditMutant*> entries;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       audit = report.add_problems();
       audit->set_problem(p->name);
       audit->set_gradable(cal.gradable());
@@ -121,14 +121,14 @@ StatusOr<v1::DatasetAuditReport> AuditDataset(const Dataset& dataset, const Audi
     grading.Grade(
         *p, design + "\n// evald audit: the reference against itself\n", {"", -1},
         [&mu, audit](GradeOutcome& o) {
-          std::lock_guard<std::mutex> lock(mu);
+          MutexLock lock(mu);
           audit->set_self_check(std::string(FormalOutcomeName(o.verdict.cross.formal.outcome)));
         });
     for (size_t i = 0; i < mutants.size(); ++i) {
       v1::AuditMutant* m = entries[i];
       grading.Grade(*p, std::move(mutants[i].text), {"", static_cast<int>(i)},
                     [&mu, audit, m](GradeOutcome& o) {
-                      std::lock_guard<std::mutex> lock(mu);
+                      MutexLock lock(mu);
                       m->set_verdict(std::string(1, o.verdict.category));
                       m->set_formal(std::string(FormalOutcomeName(o.verdict.cross.formal.outcome)));
                       m->set_finding(Finding(o.verdict));

@@ -14,7 +14,7 @@ GradingInFlight::Attempt::~Attempt() {
 GradingInFlight::Attempt GradingInFlight::Begin(const std::string& key, const std::string& run_id,
                                                 const std::string& problem, int index,
                                                 std::string* why) {
-  std::unique_lock<std::mutex> lock(mu_);
+  WaitableLock lock(mu_);
   v1::GradingInFlight record;
   // A record that cannot be read counts as none: the guard must never stop grading by itself.
   if (!store_->Get(Family::kInFlight, key, &record).ok()) record.Clear();
@@ -28,14 +28,14 @@ GradingInFlight::Attempt GradingInFlight::Begin(const std::string& key, const st
   const bool suspect = record.attempts() > 0;
   if (suspect) {
     ++suspects_waiting_;
-    changed_.wait(lock, [&] { return running_ == 0; });
+    while (running_ != 0) changed_.wait(lock.native());
     --suspects_waiting_;
     alone_running_ = true;
   } else {
     record.set_run_id(run_id);
     record.set_problem(problem);
     record.set_index(index);
-    changed_.wait(lock, [&] { return suspects_waiting_ == 0 && !alone_running_; });
+    while (suspects_waiting_ != 0 || alone_running_) changed_.wait(lock.native());
   }
   ++running_;
   record.set_attempts(record.attempts() + 1);
@@ -45,7 +45,7 @@ GradingInFlight::Attempt GradingInFlight::Begin(const std::string& key, const st
 }
 
 void GradingInFlight::Release(bool alone) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   --running_;
   if (alone) alone_running_ = false;
   changed_.notify_all();

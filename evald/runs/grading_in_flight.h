@@ -9,9 +9,9 @@
 #pragma once
 
 #include <condition_variable>
-#include <mutex>
 #include <string>
 
+#include "base/thread_annotations.h"
 #include "evald/store/store.h"
 
 namespace evald {
@@ -43,21 +43,21 @@ class GradingInFlight {
   // Records one more attempt at `key` and waits for the right to simulate. Not allowed when
   // kMaxAttempts earlier attempts died: then `*why` says so and nothing is recorded.
   Attempt Begin(const std::string& key, const std::string& run_id, const std::string& problem,
-                int index, std::string* why);
+                int index, std::string* why) EXCLUDES(mu_);
 
   // The attempt ended (with a verdict, or a failure the process survived).
   void Finish(const std::string& key, Store::Batch* batch) const;
   void Abandon(const std::string& key);
 
  private:
-  void Release(bool alone);
+  void Release(bool alone) EXCLUDES(mu_);
 
   Store* store_;
-  std::mutex mu_;  // one read-modify-write of a record at a time; guards the counts below
+  Mutex mu_;  // one read-modify-write of a record at a time; guards the counts below
   std::condition_variable changed_;
-  int running_ = 0;           // simulations under way
-  int suspects_waiting_ = 0;  // suspects waiting to run alone (ordinary ones wait for them)
-  bool alone_running_ = false;
+  int running_ GUARDED_BY(mu_) = 0;           // simulations under way
+  int suspects_waiting_ GUARDED_BY(mu_) = 0;  // suspects waiting to run alone (others wait)
+  bool alone_running_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace evald

@@ -4,14 +4,14 @@ namespace evald {
 
 std::optional<std::string> FinishedRunBodies::Find(const std::string& id,
                                                    const std::string& record) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = by_id_.find(id);
   if (it == by_id_.end() || it->second.record != record) return std::nullopt;
   return it->second.body;
 }
 
 void FinishedRunBodies::Keep(const std::string& id, std::string record, std::string body) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto [it, inserted] = by_id_.insert_or_assign(id, Entry{std::move(record), std::move(body)});
   (void)it;
   if (inserted) order_.push_back(id);

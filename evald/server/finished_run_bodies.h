@@ -7,9 +7,10 @@
 
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
+
+#include "base/thread_annotations.h"
 
 namespace evald {
 
@@ -18,17 +19,18 @@ class FinishedRunBodies {
   static constexpr size_t kCapacity = 256;
 
   // The body made from exactly these record bytes, if kept.
-  std::optional<std::string> Find(const std::string& id, const std::string& record) const;
-  void Keep(const std::string& id, std::string record, std::string body);
+  std::optional<std::string> Find(const std::string& id, const std::string& record) const
+      EXCLUDES(mu_);
+  void Keep(const std::string& id, std::string record, std::string body) EXCLUDES(mu_);
 
  private:
   struct Entry {
     std::string record;
     std::string body;
   };
-  mutable std::mutex mu_;
-  std::map<std::string, Entry> by_id_;
-  std::deque<std::string> order_;  // ids, oldest first
+  mutable Mutex mu_;
+  std::map<std::string, Entry> by_id_ GUARDED_BY(mu_);
+  std::deque<std::string> order_ GUARDED_BY(mu_);  // ids, oldest first
 };
 
 }  // namespace evald

@@ -9,15 +9,15 @@ namespace evald::kernels {
 
 StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const Tokenizer& tokenizer,
                                            const std::string& prompt,
-                                           const GenerateOptions& options, Isa isa) {
+                                           const GenerateOptions& options) {
   return GenerateFromTokens(model, tokenizer, tokenizer.Encode(prompt, tokenizer.add_bos()),
-                            options, isa);
+                            options);
 }
 
 StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
                                                      const Tokenizer& tokenizer,
                                                      const std::vector<int>& prompt_tokens,
-                                                     const GenerateOptions& options, Isa isa) {
+                                                     const GenerateOptions& options) {
   if (options.n < 1 || options.n > 1024)
     return Status::InvalidArgument("n must be between 1 and 1024");
   if (options.max_tokens < 0) return Status::InvalidArgument("max_tokens must not be negative");
@@ -36,7 +36,10 @@ StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
   std::unique_ptr<ThreadPool> pool;
   if (options.threads > 1) pool = std::make_unique<ThreadPool>(options.threads);
   EVALD_RETURN_IF_ERROR(CheckKvCacheType(model.config(), options.kv_cache));
-  LlamaSession session(model, max_positions, isa, n, pool.get(), options.kv_cache);
+  if (!IsaSupported(options.isa))
+    return Status::InvalidArgument(std::string("this CPU cannot run ") + IsaName(options.isa));
+  LlamaSession session(model, max_positions, KernelTable::For(options.isa), n, pool.get(),
+                       options.kv_cache);
   const float* logits = nullptr;
   // The prompt in chunks: each weight matrix streamed once per chunk, not once per token.
   for (size_t i = 0; i < prompt_tokens.size(); i += LlamaSession::kPrefillChunk) {

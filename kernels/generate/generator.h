@@ -22,7 +22,8 @@ struct GenerateOptions {
   uint64_t seed = 0;
   SamplingOptions sampling;
   std::vector<std::string> stop;
-  int threads = 1;  // matrix rows split over this many threads (a non-spinning pool)
+  int threads = 1;        // matrix rows split over this many threads (a non-spinning pool)
+  Isa isa = DetectIsa();  // whose kernels the session picks (kernel_table.h), once
   KvCacheType kv_cache = KvCacheType::kF32;  // q8_0: a quarter of the memory (see LlamaSession)
   // Tokens that end a sample as EOS does (a chat format's end of turn); not part of the text.
   std::vector<int> end_tokens;
@@ -42,11 +43,11 @@ struct Completion {
 // `prompt` as plain text (Tokenizer::Encode, with the vocabulary's BOS convention).
 StatusOr<std::vector<Completion>> Generate(const LlamaModel& model, const Tokenizer& tokenizer,
                                            const std::string& prompt,
-                                           const GenerateOptions& options, Isa isa);
+                                           const GenerateOptions& options);
 // A prompt tokenized by the caller (a rendered chat, special tokens parsed).
 StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
                                                      const Tokenizer& tokenizer,
                                                      const std::vector<int>& prompt_tokens,
-                                                     const GenerateOptions& options, Isa isa);
+                                                     const GenerateOptions& options);
 
 }  // namespace evald::kernels

@@ -236,12 +236,12 @@ int64_t KvCacheBytes(const LlamaConfig& c, KvCacheType type, int64_t positions, 
                                     : values * static_cast<int64_t>(sizeof(float));
 }
 
-LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, Isa isa, int batch,
-                           ThreadPool* pool, KvCacheType kv)
+LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, const KernelTable& kernels,
+                           int batch, ThreadPool* pool, KvCacheType kv)
     : model_(model),
       max_positions_(max_positions),
       batch_(std::max(1, batch)),
-      matvec_(isa, pool),
+      matvec_(kernels, pool),
       kv_type_(CheckKvCacheType(model.config(), kv).ok() ? kv : KvCacheType::kF32) {
   const LlamaConfig& c = model.config();
   const size_t b = static_cast<size_t>(std::max(batch_, kPrefillChunk));
@@ -422,10 +422,10 @@ void LlamaSession::Attention(const Step& step, int l) {
       float* out = &attn_out_[s * q_dim + h * hd];
       if (kv_type_ == KvCacheType::kQ8_0) {
         AttendQ8_0(head, q, key_blocks_.data() + cache / kQK, value_blocks_.data() + cache / kQK,
-                   kv_dim / kQK, first, p, scores.data(), out, matvec_.isa());
+                   kv_dim / kQK, first, p, scores.data(), out, matvec_.kernels().dot_q8_0);
       } else {
-        Attend(head, q, key_cache_.data() + cache, value_cache_.data() + cache, first, p,
-               scores.data(), out, matvec_.isa());
+        matvec_.kernels().attend(head, q, key_cache_.data() + cache, value_cache_.data() + cache,
+                                 first, p, scores.data(), out);
       }
     }
   };
@@ -459,7 +459,7 @@ void LlamaSession::FeedForward(int count, int l) {
   if (c.activation == FfnActivation::kGelu) {
     for (int i = 0; i < count * hidden; ++i) h1_[i] = Gelu(h1_[i]) * h3_[i];
   } else {
-    GatedSilu(h1_.data(), h3_.data(), static_cast<int64_t>(count) * hidden, matvec_.isa());
+    matvec_.kernels().gated_silu(h1_.data(), h3_.data(), static_cast<int64_t>(count) * hidden);
   }
   matvec_.ApplyBatch(L.w_down, h1_.data(), count, xb_.data());
   AddResidual(count, L.post_ffw_norm);

@@ -88,8 +88,9 @@ int64_t KvCacheBytes(const LlamaConfig& config, KvCacheType type, int64_t positi
 class LlamaSession {
  public:
   // `kv`: Q8_0 only where CheckKvCacheType allows it (else the cache stays F32).
-  LlamaSession(const LlamaModel& model, int max_positions, Isa isa, int batch = 1,
-               ThreadPool* pool = nullptr, KvCacheType kv = KvCacheType::kF32);
+  // `kernels`: the table of an ISA this CPU runs (KernelTable::For), picked once here.
+  LlamaSession(const LlamaModel& model, int max_positions, const KernelTable& kernels,
+               int batch = 1, ThreadPool* pool = nullptr, KvCacheType kv = KvCacheType::kF32);
   // Runs `token` of sequence 0 at position pos (positions go 0, 1, 2, ...); its logits.
   StatusOr<const float*> Forward(int token, int pos);
   // Runs tokens[s] of every sequence s at position pos; logits of sequence s at s * vocab.

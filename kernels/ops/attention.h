@@ -1,12 +1,13 @@
 // Scaled dot-product attention of one query head over a KV cache: scores against the cached
 // keys of positions [first, last], optional soft-capping (Gemma 2), softmax, and the weighted
-// sum of the cached values. The scalar path is the oracle; the AVX-512 path computes the same
-// with 16 lanes and a vector exp (results equal up to summation order and 2 ulp in exp).
+// sum of the cached values. The scalar path (attention.cc) is the oracle; the AVX-512 path
+// (attention_avx512.cc) computes the same with 16 lanes and a vector exp (results equal up to
+// summation order and 2 ulp in exp). The kernel table (kernel_table.h) says which one runs.
 #pragma once
 
 #include <cstdint>
 
-#include "kernels/ops/dot.h"
+#include "kernels/quant/blocks.h"
 
 namespace evald::kernels {
 
@@ -23,8 +24,14 @@ struct AttentionHead {
 
 // out[0..head_dim) for query q; keys/values point at row 0 of this KV head; scores is scratch
 // of at least last + 1 floats (indexed by position).
-void Attend(const AttentionHead& head, const float* q, const float* keys, const float* values,
-            int first, int last, float* scores, float* out, Isa isa);
+void AttendScalar(const AttentionHead& head, const float* q, const float* keys, const float* values,
+                  int first, int last, float* scores, float* out);
+// Head sizes that are not a multiple of 16 up to 256 take the scalar path.
+void AttendAvx512(const AttentionHead& head, const float* q, const float* keys, const float* values,
+                  int first, int last, float* scores, float* out);
+
+// An integer Q8_0 block dot (dot.h), for the scores against a Q8_0 cache.
+using BlockDotQ8_0Fn = float (*)(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n);
 
 // The same over a cache of Q8_0 blocks (llama.cpp's q8_0 cache type), as ggml computes it: the
 // query is quantized to Q8_0 too and each score is an integer block dot; the values are
@@ -32,6 +39,6 @@ void Attend(const AttentionHead& head, const float* q, const float* keys, const 
 // `block_stride` blocks from one position to the next; head_dim a multiple of 32.
 void AttendQ8_0(const AttentionHead& head, const float* q, const BlockQ8_0* keys,
                 const BlockQ8_0* values, int64_t block_stride, int first, int last, float* scores,
-                float* out, Isa isa);
+                float* out, BlockDotQ8_0Fn dot);
 
 }  // namespace evald::kernels

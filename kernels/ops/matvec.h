@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "kernels/gguf/ggml_types.h"
-#include "kernels/ops/dot.h"
+#include "kernels/ops/kernel_table.h"
 #include "kernels/ops/packed_activations.h"
 #include "kernels/quant/blocks.h"
 
@@ -28,7 +28,8 @@ class MatVec {
  public:
   // pool (optional) splits the rows across threads; every row is computed by one thread with
   // the same arithmetic, so results do not depend on the thread count.
-  explicit MatVec(Isa isa, ThreadPool* pool = nullptr) : isa_(isa), pool_(pool) {}
+  explicit MatVec(const KernelTable& kernels, ThreadPool* pool = nullptr)
+      : kernels_(kernels), pool_(pool) {}
   // y[r] for r in [0, rows).
   void Apply(const WeightMatrix& w, const float* x, float* y);
   // Y[b] = W X[b] for a batch of `batch` input vectors (stride cols) into outputs (stride rows).
@@ -36,14 +37,14 @@ class MatVec {
   // than n single-sample passes when decoding is bound by memory bandwidth. Per vector the
   // arithmetic is exactly that of Apply.
   void ApplyBatch(const WeightMatrix& w, const float* x, int batch, float* y);
-  Isa isa() const { return isa_; }
+  const KernelTable& kernels() const { return kernels_; }
   ThreadPool* pool() const { return pool_; }
 
  private:
   // Rows [begin, end) of W times each of the `batch` vectors.
   void Rows(const WeightMatrix& w, const float* x, int batch, float* y, int64_t begin, int64_t end);
 
-  Isa isa_;
+  const KernelTable& kernels_;
   ThreadPool* pool_;
   std::vector<BlockQ8_0> xq_;
   std::vector<float> xq_scales_;     // the scales of xq_ as float, for the multi-vector kernels

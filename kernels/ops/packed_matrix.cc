@@ -1,5 +1,7 @@
 #include "kernels/ops/packed_matrix.h"
 
+#include "kernels/ops/kernel_table.h"
+
 #include <sys/mman.h>
 
 #include <cstdlib>
@@ -14,15 +16,7 @@ void PackedMatrix::Free::operator()(uint8_t* p) const {
 }
 
 Isa PackedLayoutFor(Isa isa) {
-  switch (isa) {
-    case Isa::kAvx512Vnni:
-      return Isa::kAvx512Vnni;
-    case Isa::kAvx2:
-    case Isa::kAvxVnni:
-      return Isa::kAvx2;
-    default:
-      return Isa::kScalar;
-  }
+  return KernelTable::For(isa).packed_layout;
 }
 
 std::unique_ptr<PackedMatrix> PackedMatrix::Pack(const WeightMatrix& w, Isa isa) {

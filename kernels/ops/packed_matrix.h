@@ -4,7 +4,7 @@
 // work per block is one multiply-add for 8 or 16 rows instead of one per row. A group's blocks
 // are contiguous, so a mat-vec streams the matrix once, front to back.
 //
-// Two layouts, one per kernel family (packed_vnni.cc, packed_avx2.cc), differing only in how
+// Two layouts, one per kernel family (packed_avx512_vnni.cc, packed_avx2.cc), differing only in how
 // Q8_0 values are stored:
 //   AVX-512 VNNI: weights are the unsigned operand of vpdpbusd (the signed activations are
 //     broadcast straight from memory): Q8_0 values are stored + 128, Q4_0 nibbles raw (+ 8).

@@ -15,7 +15,7 @@ ThreadPool::ThreadPool(int threads) {
 
 ThreadPool::~ThreadPool() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   work_cv_.notify_all();
@@ -28,7 +28,7 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     job_ = &fn;
     job_n_ = n;
     pending_ = static_cast<int>(workers_.size());
@@ -37,8 +37,8 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
   work_cv_.notify_all();
   auto [begin, end] = Chunk(n, threads(), 0);
   fn(begin, end);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [&] { return pending_ == 0; });
+  WaitableLock lock(mu_);
+  while (pending_ != 0) done_cv_.wait(lock.native());
   job_ = nullptr;
 }
 
@@ -48,8 +48,8 @@ void ThreadPool::WorkerMain(int index) {
     const std::function<void(int64_t, int64_t)>* job;
     int64_t n;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      WaitableLock lock(mu_);
+      while (!stopping_ && generation_ == seen) work_cv_.wait(lock.native());
       if (stopping_) return;
       seen = generation_;
       job = job_;
@@ -58,7 +58,7 @@ void ThreadPool::WorkerMain(int index) {
     auto [begin, end] = Chunk(n, threads(), index);
     if (begin < end) (*job)(begin, end);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (--pending_ == 0) done_cv_.notify_one();
     }
   }

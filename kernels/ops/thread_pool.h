@@ -7,9 +7,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "base/thread_annotations.h"
 
 namespace evald::kernels {
 
@@ -29,13 +30,13 @@ class ThreadPool {
   void WorkerMain(int index);
 
   std::vector<std::thread> workers_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable work_cv_, done_cv_;
-  const std::function<void(int64_t, int64_t)>* job_ = nullptr;
-  int64_t job_n_ = 0;
-  uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool stopping_ = false;
+  const std::function<void(int64_t, int64_t)>* job_ GUARDED_BY(mu_) = nullptr;
+  int64_t job_n_ GUARDED_BY(mu_) = 0;
+  uint64_t generation_ GUARDED_BY(mu_) = 0;
+  int pending_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace evald::kernels

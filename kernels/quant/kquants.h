@@ -1,6 +1,6 @@
 // ggml's K-quant super-blocks (256 elements): Q4_K and Q6_K, the types most community GGUF files
 // mix into their weights (llama.cpp's Q4_0 files keep the output matrix in Q6_K). The layouts are
-// ggml's; dequantization here, integer dot products in ops/dot_kquants.
+// ggml's; dequantization here, integer dot products in ops/dot_scalar and ops/dot_avx2.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
-// int8 dot products with VNNI (vpdpbusd: unsigned x signed bytes summed into int32 lanes).
-// AVX-512 VNNI handles two 32-element blocks per 512-bit register; AVX-VNNI one per 256 bits.
-// The integer block sums are exact, so results equal the scalar oracle up to the order of the
-// float accumulation.
+// int8 dot products with AVX-512 VNNI (vpdpbusd: unsigned x signed bytes summed into int32
+// lanes), two 32-element blocks per 512-bit register, and one weight row against several
+// activation vectors. The integer block sums are exact, so results equal the scalar oracle up
+// to the order of the float accumulation.
 // GCC 12's AVX-512 headers build some intrinsics from _mm512_undefined_*(), which its
 // uninitialized-value warnings then report inside the headers (a known false positive).
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -10,7 +10,7 @@
 #include <immintrin.h>
 
 #include "kernels/ops/dot.h"
-#include "kernels/ops/horizontal_sum.h"
+#include "kernels/ops/unpack_q4.h"
 #include "kernels/quant/fp16.h"
 
 namespace evald::kernels {
@@ -25,23 +25,6 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,f16c"))) inline __m512i DotBy
   const __m512i signed_b = _mm512_mask_sub_epi8(b, neg, _mm512_setzero_si512(), b);
   return _mm512_dpbusd_epi32(_mm512_setzero_si512(), abs_a, signed_b);
 }
-
-__attribute__((target("avx2,avxvnni,f16c"))) inline __m256i DotBytes256(__m256i a, __m256i b) {
-  const __m256i abs_a = _mm256_sign_epi8(a, a);
-  const __m256i signed_b = _mm256_sign_epi8(b, a);
-  return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), abs_a, signed_b);
-}
-
-// Expands a Q4_0 block's 16 packed bytes to 32 signed values (low nibbles first).
-__attribute__((target("avx2,f16c"))) inline __m256i UnpackQ4(const uint8_t* qs) {
-  const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
-  return _mm256_sub_epi8(_mm256_and_si256(both, _mm256_set1_epi8(0x0F)), _mm256_set1_epi8(8));
-}
-
-}  // namespace
-
-namespace {
 
 // Blocks b and b + 1 of a weight row as 64 signed bytes, and their scales.
 template <bool kQ4>
@@ -153,31 +136,6 @@ void DotQ4_0MultiAvx512Vnni(const BlockQ4_0* w, const BlockQ8_0* const* xs,
 void DotQ8_0MultiAvx512Vnni(const BlockQ8_0* w, const BlockQ8_0* const* xs,
                             const float* const* x_scales, int nv, int64_t n, float* out) {
   DotMultiAvx512Vnni<false>(w, xs, x_scales, nv, n, out);
-}
-
-__attribute__((target("avx2,avxvnni,fma,f16c"))) float DotQ8_0AvxVnni(const BlockQ8_0* w,
-                                                                      const BlockQ8_0* x,
-                                                                      int64_t n) {
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t b = 0; b < n / kQK; ++b) {
-    const __m256 d = _mm256_set1_ps(_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
-    const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[b].qs));
-    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
-    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(DotBytes256(qw, qx)), acc);
-  }
-  return HorizontalSum256(acc);
-}
-
-__attribute__((target("avx2,avxvnni,fma,f16c"))) float DotQ4_0AvxVnni(const BlockQ4_0* w,
-                                                                      const BlockQ8_0* x,
-                                                                      int64_t n) {
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t b = 0; b < n / kQK; ++b) {
-    const __m256 d = _mm256_set1_ps(_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
-    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
-    acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(DotBytes256(UnpackQ4(w[b].qs), qx)), acc);
-  }
-  return HorizontalSum256(acc);
 }
 
 }  // namespace evald::kernels
