@@ -7,6 +7,7 @@
 #include "base/py_text.h"
 #include "base/text_escape.h"
 #include "datasets/benchmark_strings.h"
+#include "datasets/input_assumptions.h"
 
 namespace evald {
 
@@ -119,6 +120,7 @@ StatusOr<Dataset> Dataset::Load(const std::string& path, Task task) {
     ds.index_[name] = ds.problems_.size();
     ds.problems_.push_back(std::move(*p));
   }
+  ApplyInputAssumptions(VerilogEvalAssumptions(), &ds.problems_);
   // Benchmark checkout layout: icl/ (this data) or scripts/ (upstream) beside the folder.
   std::string root = Parent(ds.folder_);
   ds.icl_dirs_ = {root + "/icl", root + "/scripts", ds.folder_ + "/icl"};

@@ -22,6 +22,9 @@ struct Problem {
   std::string reference;  // NAME_ref.sv
   std::string testbench;  // NAME_test.sv
   std::string interface;  // NAME_ifc.txt (code completion; empty for spec-to-rtl if absent)
+  // The input constraints its text states, as Verilog expressions over the reference's input
+  // ports (datasets/input_assumptions.h); formal checks assume them.
+  std::vector<std::string> assumptions;
 };
 
 class Dataset {

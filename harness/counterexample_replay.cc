@@ -18,13 +18,18 @@ bool PlainIdentifier(std::string_view s) {
   return true;
 }
 
-std::string Declaration(const char* kind, size_t width, const std::string& name) {
-  std::string range = width > 1 ? " [" + std::to_string(width - 1) + ":0]" : "";
-  return std::string("  ") + kind + range + " " + name + ";\n";
-}
-
 std::string Literal(const std::string& bits) {
   return std::to_string(bits.size()) + "'b" + bits;
+}
+
+// `initial_bits` empty: no initial value. A declaration's initial value is there before any
+// process runs, with no event: unlike an assignment at time 0, it is no edge (x to 1 would be a
+// rising one) that the solver's model does not have.
+std::string Declaration(const char* kind, size_t width, const std::string& name,
+                        const std::string& initial_bits = "") {
+  std::string range = width > 1 ? " [" + std::to_string(width - 1) + ":0]" : "";
+  std::string init = initial_bits.empty() ? "" : " = " + Literal(initial_bits);
+  return std::string("  ") + kind + range + " " + name + init + ";\n";
 }
 
 // The ports of an instance: inputs by their own names, outputs to `prefix` + name.
@@ -69,10 +74,14 @@ StatusOr<std::string> BuildReplayBench(const std::vector<TraceStep>& trace, cons
   const bool cycle = mode == "cycle";
   bool has_clk = false;
   std::string decl, body;
+  // The solver's start: every input at its first step's value from the beginning, and `clk` low
+  // before the first rising edge (cycle model) or at its first step's value (clock phases).
   for (const auto& [name, bits] : shape.inputs) {
     if (!PlainIdentifier(name)) return Status::InvalidArgument("unexpected port name");
-    has_clk = has_clk || name == "clk";
-    decl += Declaration("reg", bits.size(), name);
+    const bool is_clk = name == "clk";
+    has_clk = has_clk || is_clk;
+    decl += Declaration("reg", bits.size(), name,
+                        is_clk && cycle ? std::string(bits.size(), '0') : bits);
   }
   for (const auto& [name, bits] : shape.gold) {
     if (!PlainIdentifier(name)) return Status::InvalidArgument("unexpected port name");
@@ -100,7 +109,6 @@ StatusOr<std::string> BuildReplayBench(const std::vector<TraceStep>& trace, cons
   tb += Instance("evald_dut_" + nonce, "design_" + nonce, shape, "dut_" + nonce + "_");
   tb += "  initial begin\n    if (!$value$plusargs(\"evald_tag=%s\", " + tag + ")) " + tag +
         " = 0;\n    " + differ + " = 0;\n";
-  if (has_clk) tb += "    clk = " + std::string(cycle ? "1'b0" : "1'b1") + ";\n";
   tb += body + "    " + TaggedDisplayCall(nonce, "REPLAY %0d") + ", " + differ +
         ");\n    $finish;\n  end\n";
   return tb + "endmodule\n";

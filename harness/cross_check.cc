@@ -10,7 +10,8 @@ namespace evald {
 namespace {
 
 // Bump when the formal scripts, the replay or the synthesis flow change.
-constexpr int kCrossCheckRulesVersion = 1;
+// 2: bounded read from what Yosys prints; the replay starts from declared values (no edge).
+constexpr int kCrossCheckRulesVersion = 2;
 
 // What the solver claimed: each output that differs at the candidate's last step.
 std::string SolverStory(const FormalRun& run) {
@@ -79,6 +80,17 @@ SynthStats Synthesize(SandboxWorker& worker, const std::string& design, uint32_t
   return ParseSynthesisResponse(*response);
 }
 
+namespace {
+
+// The problem's input assumptions, one a line (part of the key: they decide the outcome).
+std::string Assumptions(const Problem& problem) {
+  std::string out;
+  for (const std::string& a : problem.assumptions) out += a + "\n";
+  return out;
+}
+
+}  // namespace
+
 std::string CrossCheckKey(const std::string& yosys_version, const std::string& simulator_version,
                           const CrossCheckOptions& options, bool formal, bool synthesis,
                           const Problem& problem, const std::string& code) {
@@ -87,9 +99,9 @@ std::string CrossCheckKey(const std::string& yosys_version, const std::string& s
       std::string(formal ? "formal" : "-") + "/" + (synthesis ? "synth" : "-") + "/" +
       std::to_string(f.bound_cycles) + "/" + std::to_string(f.cpu_seconds) + "/" +
       std::to_string(f.address_space) + "/" + std::to_string(options.synthesis_cpu_seconds);
-  return "xc-" +
-         Sha256OfFields({"evald-cross-check", std::to_string(kCrossCheckRulesVersion),
-                         yosys_version, simulator_version, settings, problem.reference, code});
+  return "xc-" + Sha256OfFields({"evald-cross-check", std::to_string(kCrossCheckRulesVersion),
+                                 yosys_version, simulator_version, settings, problem.reference,
+                                 Assumptions(problem), code});
 }
 
 sandbox::JobRequest BuildYosysVersionJob() {

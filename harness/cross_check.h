@@ -20,9 +20,6 @@ struct CrossCheckOptions {
   bool synthesis = false;        // synthesis statistics of passing designs
   FormalOptions formal_options;
   uint32_t synthesis_cpu_seconds = 10;
-  // After this many checks of one problem ran out of their budget in a session, the problem's
-  // further checks in that session are not tried (unknown, said so, never cached).
-  int give_up_after = 1;
   // False for the default (not asked for explicitly): a sandbox without Yosys grades without
   // cross-checks instead of failing.
   bool required = true;

@@ -7,6 +7,7 @@
 #include "base/numbers.h"
 #include "base/py_text.h"
 #include "harness/testbench_hardening.h"
+#include "harness/verilog_lexer.h"
 
 namespace evald {
 
@@ -19,9 +20,37 @@ constexpr char kClockResult[] = "sat_clk2ff.txt";
 constexpr uint64_t kMaxResultBytes = 4u << 20;
 
 // Reads both designs and elaborates them to word-level cells, memories mapped to flip-flops.
-std::string ReadBoth(const FormalNames& n) {
-  return "read_verilog -sv " + n.reference_file + "\nread_verilog -sv " + n.design_file +
+// The reference is read with -formal where it carries the problem's input assumptions.
+std::string ReadBoth(const FormalNames& n, bool assumes) {
+  return std::string("read_verilog -sv ") + (assumes ? "-formal " : "") + n.reference_file +
+         "\nread_verilog -sv " + n.design_file +
          "\nhierarchy -check\nproc\nflatten\nmemory\nopt_clean\n";
+}
+
+// The reference with `always @* assume (...)` for each of the problem's input assumptions
+// inside the module `name` (before its `endmodule`): the miter takes the assumption cells in
+// with the reference, over the inputs both designs share, and `sat -set-assumes` keeps every
+// step to the inputs the problem allows. The reference is the benchmark's text, never the
+// design's, so nothing a design writes can add or remove an assumption.
+std::string WithAssumptions(const std::string& reference, const std::string& name,
+                            const std::vector<std::string>& assumptions) {
+  if (assumptions.empty()) return reference;
+  const std::vector<VerilogToken> t = TokenizeVerilog(reference);
+  size_t end = std::string::npos;
+  for (size_t i = 0; i + 1 < t.size() && end == std::string::npos; ++i) {
+    if (t[i].kind != VerilogToken::Kind::kIdentifier || t[i].text != "module" ||
+        t[i + 1].text != name)
+      continue;
+    for (size_t k = i + 2; k < t.size(); ++k)
+      if (t[k].kind == VerilogToken::Kind::kIdentifier && t[k].text == "endmodule") {
+        end = static_cast<size_t>(t[k].text.data() - reference.data());
+        break;
+      }
+  }
+  if (end == std::string::npos) return reference;  // no such module: Yosys will say so
+  std::string block;
+  for (const std::string& a : assumptions) block += "  always @* assume (" + a + ");\n";
+  return reference.substr(0, end) + block + reference.substr(end);
 }
 
 // Fails (and so ends the script before its SAT command) unless one SAT step per clock cycle is
@@ -36,8 +65,8 @@ constexpr char kCycleModelAssertions[] =
 // Gate level before the miter: Yosys's x model is far cheaper on gates than on word-level
 // arithmetic (measured: 5x fewer SAT variables per step on a counter).
 std::string SatScript(const FormalNames& n, bool clock_phases, int max_steps, bool has_clk,
-                      const FormalOptions& options, const char* result_file) {
-  std::string s = ReadBoth(n);
+                      bool assumes, const FormalOptions& options, const char* result_file) {
+  std::string s = ReadBoth(n, assumes);
   s += clock_phases ? "wreduce\nopt\nclk2fflogic\n"
                     : std::string(kCycleModelAssertions) + "wreduce\nopt\n";
   s += "techmap\nopt -fast\n";
@@ -47,7 +76,7 @@ std::string SatScript(const FormalNames& n, bool clock_phases, int max_steps, bo
        std::to_string(max_steps) +
        " -set-init-undef -enable_undef -set-def-inputs -prove trigger 0 -show-inputs "
        "-show-outputs -timeout " +
-       std::to_string(options.cpu_seconds);
+       std::to_string(options.cpu_seconds) + (assumes ? " -set-assumes" : "");
   if (clock_phases && has_clk) {
     // The testbench's clock: high at the first step (no edge: clk2fflogic's sampled clock
     // starts high), then toggling every step.
@@ -71,9 +100,14 @@ int InductionLength(std::string_view text) {
   return NumberAfter(text, "Trying induction with length ", true);
 }
 
-// "... proved base case for N steps: SUCCESS!"
+// The steps every base case held for when the induction never closed. Yosys 0.23's
+// `sat -tempinduct` says, for each length N it tries, "Base case for induction length N proven."
+// and, when N reaches -maxsteps without an induction step holding, "Reached maximum number of
+// time steps -> proof failed." (its "proved base case for N steps: SUCCESS!" line comes only
+// with -tempinduct-baseonly, which this script does not pass). 0 unless both are there.
 int BaseCaseSteps(std::string_view text) {
-  return NumberAfter(text, "proved base case for ", false);
+  if (text.find("Reached maximum number of time steps") == std::string_view::npos) return 0;
+  return NumberAfter(text, "Base case for induction length ", true);
 }
 
 // The CPU-time limit ended Yosys: the step itself, or the first Yosys under the shell (which
@@ -93,7 +127,7 @@ std::string ToolError(const std::string& output) {
 }  // namespace
 
 std::string ForYosys(const std::string& text) {
-  return RenameIdentifier(text, "always_comb", "always @*");
+  return RenameIdentifier(StripAttributes(text), "always_comb", "always @*");
 }
 
 std::string_view FormalOutcomeName(FormalOutcome outcome) {
@@ -137,12 +171,15 @@ sandbox::JobRequest BuildFormalJob(const Problem& problem, const std::string& de
   const bool has_clk = HasClockPort(problem.reference);
   sandbox::JobRequest job;
   auto& files = *job.mutable_files();
-  files[n.reference_file] =
-      ForYosys(RenameIdentifier(problem.reference, "RefModule", n.reference_module));
+  const bool assumes = !problem.assumptions.empty();
+  files[n.reference_file] = WithAssumptions(
+      ForYosys(RenameIdentifier(problem.reference, "RefModule", n.reference_module)),
+      n.reference_module, problem.assumptions);
   files[n.design_file] = ForYosys(design);
-  files[kCycleScript] = SatScript(n, false, options.bound_cycles, has_clk, options, kCycleResult);
+  files[kCycleScript] =
+      SatScript(n, false, options.bound_cycles, has_clk, assumes, options, kCycleResult);
   files[kClockScript] =
-      SatScript(n, true, 2 * options.bound_cycles, has_clk, options, kClockResult);
+      SatScript(n, true, 2 * options.bound_cycles, has_clk, assumes, options, kClockResult);
   auto* step = job.add_steps();
   step->add_argv("/bin/sh");
   step->add_argv("-c");

@@ -77,7 +77,8 @@ struct FormalNames {
 };
 FormalNames FormalFileNames(const std::string& nonce);
 
-// The text as Yosys reads it. Yosys 0.23 stops at an `always_comb` that infers a latch (an
+// The text as Yosys reads it: without attributes, which the simulators ignore and Yosys honours
+// (StripAttributes). And Yosys 0.23 stops at an `always_comb` that infers a latch (an
 // incomplete case), where simulators hold the value; `always @*` has the same synthesis
 // meaning and Yosys infers the latch the simulation shows (six verilog-eval references need it).
 std::string ForYosys(const std::string& text);

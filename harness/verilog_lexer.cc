@@ -91,7 +91,13 @@ std::vector<VerilogToken> TokenizeVerilog(std::string_view s, bool keep_comments
   return out;
 }
 
-std::string StripComments(std::string_view s) {
+namespace {
+
+// A copy of `s` with one blank, and the line breaks, in place of every region `region_end`
+// marks: called at the start of each token, it returns where a region starting there ends, or
+// 0 where none starts. Everything else is copied token by token.
+template <typename RegionEnd>
+std::string BlankRegions(std::string_view s, RegionEnd region_end) {
   std::string out;
   out.reserve(s.size());
   size_t i = 0;
@@ -100,18 +106,56 @@ std::string StripComments(std::string_view s) {
       out += s[i++];
       continue;
     }
-    Span span = ScanToken(s, i);
-    if (span.kind != VerilogToken::Kind::kComment) {
-      out.append(s.substr(i, span.end - i));
-      i = span.end;
+    const size_t end = region_end(s, i);
+    if (end == 0) {
+      const size_t next = ScanToken(s, i).end;
+      out.append(s.substr(i, next - i));
+      i = next;
       continue;
     }
-    // A blank where the comment was (it separated tokens), its line breaks kept.
-    out += ' ';
-    for (; i < span.end; ++i)
+    out += ' ';  // it separated tokens
+    for (; i < end; ++i)
       if (s[i] == '\n') out += '\n';
   }
   return out;
+}
+
+// `(*` opening an attribute instance: the two characters together, and not `(*)`.
+bool AttributeStart(std::string_view s, size_t i) {
+  if (s[i] != '(' || i + 1 >= s.size() || s[i + 1] != '*') return false;
+  size_t k = i + 2;
+  while (k < s.size() && IsSpace(s[k])) ++k;
+  return k >= s.size() || s[k] != ')';
+}
+
+// Just past the `*)` that closes the attribute opened at `i` (strings and comments inside it
+// are whole tokens, so a `*)` in them closes nothing); the end of the text if none does.
+size_t AttributeEnd(std::string_view s, size_t i) {
+  size_t k = i + 2;
+  while (k < s.size()) {
+    if (IsSpace(s[k])) {
+      ++k;
+      continue;
+    }
+    if (s[k] == '*' && k + 1 < s.size() && s[k + 1] == ')') return k + 2;
+    k = ScanToken(s, k).end;
+  }
+  return s.size();
+}
+
+}  // namespace
+
+std::string StripComments(std::string_view s) {
+  return BlankRegions(s, [](std::string_view text, size_t i) -> size_t {
+    const Span span = ScanToken(text, i);
+    return span.kind == VerilogToken::Kind::kComment ? span.end : 0;
+  });
+}
+
+std::string StripAttributes(std::string_view s) {
+  return BlankRegions(s, [](std::string_view text, size_t i) -> size_t {
+    return AttributeStart(text, i) ? AttributeEnd(text, i) : 0;
+  });
 }
 
 }  // namespace evald

@@ -37,4 +37,10 @@ std::vector<VerilogToken> TokenizeVerilog(std::string_view source, bool keep_com
 // a comment is gone for the compiler too, so the two cannot disagree about what is code.
 std::string StripComments(std::string_view source);
 
+// The source with every attribute instance `(* ... *)` replaced by a blank, its line breaks
+// kept; `@(*)` is an event control, not an attribute, and stays. Simulators give attributes no
+// meaning, Yosys honours many (full_case, parallel_case, init, blackbox, keep, ...): what Yosys
+// reads of a design is this text, so that it judges the design the simulator runs.
+std::string StripAttributes(std::string_view source);
+
 }  // namespace evald

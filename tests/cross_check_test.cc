@@ -17,6 +17,7 @@
 #include "harness/cross_check.h"
 #include "harness/grader.h"
 #include "harness/reference_mutants.h"
+#include "harness/verilog_lexer.h"
 #include "test_support.h"
 
 namespace evald {
@@ -115,6 +116,87 @@ TEST_F(CrossCheckTest, ARecodedCounterIsProvenOrBoundedAndAWrongOneRefuted) {
   EXPECT_GE(bad.bound, 10);  // the difference needs ten counting cycles after the reset
 }
 
+// A bug beyond K cycles: the counter is right for the first 40 cycles after its reset and wrong
+// from then on. Every base case up to K holds and no induction step can: bounded(K), read from
+// what Yosys itself prints (the budget is generous so that the 24 lengths are all tried).
+TEST_F(CrossCheckTest, ABugBeyondTheBoundIsBoundedByTheBound) {
+  const std::string late = std::string(kCounterHeader) +
+                           "  reg [5:0] age;\n  reg [3:0] c;\n"
+                           "  always @(posedge clk) begin\n"
+                           "    if (reset) age <= 0; else if (age != 6'd63) age <= age + 1;\n"
+                           "    if (reset) c <= 0; else if (en) c <= (c == 9) ? 0 : c + 1;\n"
+                           "  end\n"
+                           "  assign q = age > 6'd40 ? 4'd15 : c;\nendmodule\n";
+  FormalOptions options;
+  options.cpu_seconds = 20;
+  FormalVerdict v = CheckEquivalence(*worker_, P("Bi08_counter_mod10"), late, options,
+                                     DefaultLimits(SimulatorKind::kIcarus));
+  EXPECT_EQ(v.outcome, FormalOutcome::kBounded) << FormalOutcomeName(v.outcome) << ": " << v.detail;
+  EXPECT_EQ(v.bound, options.bound_cycles);
+  EXPECT_EQ(v.mode, "cycle");
+  options.bound_cycles = 48;  // the bug is within reach: refuted, and the replay shows it
+  v = CheckEquivalence(*worker_, P("Bi08_counter_mod10"), late, options,
+                       DefaultLimits(SimulatorKind::kIcarus));
+  EXPECT_EQ(v.outcome, FormalOutcome::kCounterexample) << v.detail;
+}
+
+// A flip-flop with an initial value, and a design clocking it on the falling edge: they differ
+// from the first falling edge on, before which both hold 0. The replay starts as the solver
+// does, with no rising edge at time 0 (an assignment of 1 to a clk that was x is one, and made
+// the reference latch x there, which hid the difference).
+TEST_F(CrossCheckTest, ADifferenceFromTheFirstEdgeOnIsReplayed) {
+  Problem p;
+  p.name = "toggle_with_initial_value";
+  p.reference =
+      "module RefModule(input clk, input in, output logic out);\n"
+      "  initial out = 0;\n  always @(posedge clk) out <= in ^ out;\nendmodule\n";
+  const std::string falling =
+      "module TopModule(input clk, input in, output logic out);\n"
+      "  initial out = 0;\n  always @(negedge clk) out <= in ^ out;\nendmodule\n";
+  FormalVerdict v = CheckEquivalence(*worker_, p, falling, FormalOptions{},
+                                     DefaultLimits(SimulatorKind::kIcarus));
+  EXPECT_EQ(v.mode, "clk2fflogic") << v.detail;
+  EXPECT_EQ(v.outcome, FormalOutcome::kCounterexample) << v.detail;
+  EXPECT_NE(v.detail.find("replayed in simulation"), std::string::npos) << v.detail;
+}
+
+// The problem's own assumptions: "it does not matter what your circuit does if both control
+// inputs are 1". A design that gives the other control input priority differs from the
+// reference only there: refuted without the assumption, and not refuted with it.
+TEST_F(CrossCheckTest, ADifferenceOnlyWhereTheProblemAllowsAnythingIsNoRefutation) {
+  Problem p;
+  p.name = "shift_or_count";
+  p.reference =
+      "module RefModule(input clk, input shift_ena, input count_ena, input data,\n"
+      "                 output reg [3:0] q);\n"
+      "  always @(posedge clk)\n"
+      "    if (shift_ena) q <= {q[2:0], data};\n"
+      "    else if (count_ena) q <= q - 1'b1;\nendmodule\n";
+  const std::string count_first =
+      "module TopModule(input clk, input shift_ena, input count_ena, input data,\n"
+      "                 output reg [3:0] q);\n"
+      "  always @(posedge clk)\n"
+      "    if (count_ena) q <= q - 1'b1;\n"
+      "    else if (shift_ena) q <= {q[2:0], data};\nendmodule\n";
+  const SimulatorLimits limits = DefaultLimits(SimulatorKind::kIcarus);
+  FormalVerdict free = CheckEquivalence(*worker_, p, count_first, FormalOptions{}, limits);
+  EXPECT_EQ(free.outcome, FormalOutcome::kCounterexample) << free.detail;
+  p.assumptions = {"!(shift_ena && count_ena)"};
+  FormalVerdict assumed = CheckEquivalence(*worker_, p, count_first, FormalOptions{}, limits);
+  EXPECT_TRUE(assumed.outcome == FormalOutcome::kProven ||
+              assumed.outcome == FormalOutcome::kBounded)
+      << FormalOutcomeName(assumed.outcome) << ": " << assumed.detail;
+  // The assumption narrows the inputs, nothing else: a design wrong where both are 0 is refuted.
+  const std::string wrong =
+      "module TopModule(input clk, input shift_ena, input count_ena, input data,\n"
+      "                 output reg [3:0] q);\n"
+      "  always @(posedge clk)\n"
+      "    if (shift_ena) q <= {q[2:0], data};\n"
+      "    else q <= q - 1'b1;\nendmodule\n";
+  EXPECT_EQ(CheckEquivalence(*worker_, p, wrong, FormalOptions{}, limits).outcome,
+            FormalOutcome::kCounterexample);
+}
+
 // Falling-edge flip-flops cannot be stepped once per cycle: the clock-phase model is used.
 TEST_F(CrossCheckTest, AFallingEdgeDesignIsCheckedClockPhaseByPhase) {
   FormalVerdict v =
@@ -161,6 +243,14 @@ TEST_F(CrossCheckTest, PrintedSuccessLinesAreNotBelieved) {
           "steps: SUCCESS!\");\n"
           "  assign out = sel ? a : b;\nendmodule\n");
   EXPECT_EQ(v.outcome, FormalOutcome::kCounterexample) << v.detail;
+}
+
+// An attribute means nothing to the simulators and much to Yosys: `(* blackbox *)` would have
+// Yosys read an empty module. Formal reads the design without it, as the simulator runs it.
+TEST_F(CrossCheckTest, YosysSeesNoAttributeTheSimulatorIgnores) {
+  FormalVerdict v = Formal("Bi02_mux2_byte", "(* blackbox *)\n" + std::string(kMuxHeader) +
+                                                 "  assign out = sel ? b : a;\nendmodule\n");
+  EXPECT_EQ(v.outcome, FormalOutcome::kProven) << v.detail;
 }
 
 TEST_F(CrossCheckTest, UnsupportedDesignsAreUnknownWithAReason) {
@@ -213,6 +303,18 @@ TEST(CrossCheckParsing, ReplayBenchRefusesNamesThatAreNotPlainIdentifiers) {
   s.gold = {{"out", "1"}};
   s.gate = {{"out", "0"}};
   EXPECT_FALSE(BuildReplayBench({s}, "cycle", "n").ok());
+}
+
+TEST(CrossCheckParsing, AttributesAreGoneForYosysEventControlsStay) {
+  EXPECT_EQ(StripAttributes("(* full_case, parallel_case *) case (s)"), "  case (s)");
+  EXPECT_EQ(StripAttributes("always @(*) x = y;"), "always @(*) x = y;");
+  EXPECT_EQ(StripAttributes("always @(* ) x = y;"), "always @(* ) x = y;");
+  EXPECT_EQ(StripAttributes("(* a = \"*)\" *)wire w;"), " wire w;");  // a `*)` in a string
+  EXPECT_EQ(StripAttributes("(* init = 1,\n keep *) reg r;"), " \n reg r;");
+  EXPECT_EQ(StripAttributes("x = \"(* not one *)\";"), "x = \"(* not one *)\";");
+  EXPECT_EQ(StripAttributes("y = a ** 2; (* unterminated"), "y = a ** 2;  ");
+  EXPECT_EQ(ForYosys("(* blackbox *) module M; always_comb x = 1; endmodule"),
+            "  module M; always @* x = 1; endmodule");
 }
 
 TEST(CrossCheckParsing, StatAndLongestPath) {
@@ -303,6 +405,30 @@ TEST_F(CrossCheckPipelineTest, ARefutedPassIsReportedAndLeftOutOfStrictPassAtK) 
   ASSERT_TRUE(simulation.ok());
   EXPECT_DOUBLE_EQ(simulation->summary().pass_at().at("1"), 1.0);
   EXPECT_FALSE(ReportForMetric(*report, "best-of").ok());
+}
+
+// A pass formal cannot judge (Yosys 0.23 does not read `fork`, Icarus simulates it) is
+// "unverified": counted on its own, and never strict.
+TEST_F(CrossCheckPipelineTest, APassFormalCannotJudgeIsUnverifiedNeverStrict) {
+  const std::string unreadable =
+      "module TopModule(input sel, input [7:0] a, input [7:0] b, output logic [7:0] out);\n"
+      "  assign out = sel ? b : a;\n  initial fork join\nendmodule\n";
+  auto report = Run(Line("Bi02_mux2_byte", 0, unreadable) + Line("Bi02_mux2_byte", 1, kRight));
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  if (report->grading().cross_checks().yosys_version().empty()) GTEST_SKIP() << "no yosys";
+  const auto& s = report->samples(0);
+  EXPECT_TRUE(s.passed()) << s.detail();
+  EXPECT_EQ(s.formal().outcome(), "unknown") << s.formal().detail();
+  EXPECT_EQ(s.cross_check(), "unverified");
+  EXPECT_FALSE(s.strict_passed());
+  EXPECT_TRUE(report->samples(1).strict_passed());
+  EXPECT_EQ(report->summary().formal_unverified(), 1);
+  EXPECT_EQ(report->summary().formal_refuted(), 0);
+  EXPECT_EQ(report->problems(0).formal_unverified(), 1);
+  EXPECT_DOUBLE_EQ(report->summary().strict_pass_at().at("1"), 0.5);
+  auto strict = ReportForMetric(*report, "strict");
+  ASSERT_TRUE(strict.ok());
+  EXPECT_DOUBLE_EQ(strict->summary().pass_at().at("1"), 0.5);
 }
 
 TEST_F(CrossCheckPipelineTest, AReportWithoutFormalHasNoStrictView) {

@@ -160,19 +160,6 @@ TEST(CrossCheckPolicy, FormalOnPassesAndOnRunFailuresWhenAskedSynthesisOnPasses)
   EXPECT_FALSE(PlanCrossChecks(none, VerdictOf(category::kPass)).any());
 }
 
-TEST(CrossCheckPolicy, AProblemsChecksStopAfterTheBudgetRanOut) {
-  FormalBudget budget(2);
-  EXPECT_EQ(budget.Exhausted("p"), 0);
-  budget.Spent("p");
-  EXPECT_EQ(budget.Exhausted("p"), 0);
-  budget.Spent("p");
-  EXPECT_EQ(budget.Exhausted("p"), 2);
-  EXPECT_EQ(budget.Exhausted("q"), 0);
-  FormalBudget at_least_one(0);
-  at_least_one.Spent("p");
-  EXPECT_EQ(at_least_one.Exhausted("p"), 1);
-}
-
 AttemptFacts Transferred(long status) {
   AttemptFacts f;
   f.transferred = true;

@@ -70,8 +70,8 @@ namespace {
 
 void AddMetricOption(CLI::App* cmd, std::string* metric) {
   cmd->add_option("--metric", *metric,
-                  "simulation (the benchmark's rule) | strict (passes formal refutes count as "
-                  "failures; needs reports graded with --formal)");
+                  "simulation (the benchmark's rule) | strict (only passes formal proved or "
+                  "bounded count; needs reports graded with --formal)");
 }
 
 StatusOr<v1::EvalReport> LoadReportFor(const std::string& what, const std::string& data,

@@ -110,6 +110,7 @@ std::string HtmlRows(const v1::Leaderboard& board) {
     rows += strict.empty() ? "<td data-v=\"-1\">-</td>"
                            : fmt::format("<td data-v=\"{}\">{}</td>", strict, strict.substr(0, 6));
     rows += fmt::format("<td data-v=\"{}\">{}</td>", r.formal_refuted(), r.formal_refuted());
+    rows += fmt::format("<td data-v=\"{}\">{}</td>", r.formal_unverified(), r.formal_unverified());
     rows += fmt::format("<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td></tr>\n", r.samples(),
                         r.samples(), XmlEscape(r.run_id()), XmlEscape(r.run_id()));
   }
@@ -125,9 +126,9 @@ std::string HtmlHead(const v1::Leaderboard& board) {
     head += fmt::format("<th data-col=\"{}\" data-key=\"pass{}\">pass@{}</th>", col++, k, k);
   head += fmt::format(
       "<th data-col=\"{}\" data-key=\"strict1\">strict pass@1</th><th data-col=\"{}\">formal "
-      "refutes</th>",
-      col, col + 1);
-  col += 2;
+      "refutes</th><th data-col=\"{}\">unverified passes</th>",
+      col, col + 1, col + 2);
+  col += 3;
   head += fmt::format("<th data-col=\"{}\">samples</th><th data-col=\"{}\">run</th>", col, col + 1);
   return head;
 }
@@ -296,6 +297,7 @@ v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
     *row.mutable_strict_pass_at() = run.summary().strict_pass_at();
     row.set_formal_refuted(run.summary().formal_refuted());
     row.set_formal_proven_failures(run.summary().formal_proven_failures());
+    row.set_formal_unverified(run.summary().formal_unverified());
     row.set_median_area_ratio(run.summary().synthesis().median_area_ratio());
     *row.mutable_labels() = run.spec().labels();
     row.set_finished_unix_ms(run.finished_unix_ms());
@@ -321,7 +323,9 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
     std::string out =
         "rank,tier,checkpoint,trained_on,hardware,dataset,task,simulator,problems,samples";
     for (int k : ks) out += fmt::format(",pass@{},pass@{}_ci95_low,pass@{}_ci95_high", k, k, k);
-    out += ",run_id,strict_pass@1,formal_refuted,formal_proven_failures,median_area_ratio\n";
+    out +=
+        ",run_id,strict_pass@1,formal_refuted,formal_proven_failures,median_area_ratio,"
+        "formal_unverified\n";
     for (const auto& r : board.rows()) {
       out +=
           fmt::format("{},{},{},{},{},{},{},{},{},{}", r.rank(), r.tier(), CsvField(r.checkpoint()),
@@ -337,18 +341,19 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
                    : fmt::format(",{:.6f},{:.6f}", ci->second.low(), ci->second.high());
       }
       out += "," + CsvField(r.run_id()) + "," + StrictPassAt1(r) +
-             fmt::format(",{},{},{}\n", r.formal_refuted(), r.formal_proven_failures(),
+             fmt::format(",{},{},{},{}\n", r.formal_refuted(), r.formal_proven_failures(),
                          r.median_area_ratio() > 0 ? fmt::format("{:.4f}", r.median_area_ratio())
-                                                   : std::string());
+                                                   : std::string(),
+                         r.formal_unverified());
     }
     return out;
   }
   if (format == "markdown" || format == "md") {
     std::string out = "| rank | tier | checkpoint | trained / served on | dataset |";
     for (int k : ks) out += fmt::format(" pass@{} (95% CI) |", k);
-    out += " strict pass@1 | formal refutes | samples | run |\n|---|---|---|---|---|";
+    out += " strict pass@1 | formal refutes | unverified | samples | run |\n|---|---|---|---|---|";
     for (size_t i = 0; i < ks.size(); ++i) out += "---|";
-    out += "---|---|---|---|\n";
+    out += "---|---|---|---|---|\n";
     for (const auto& r : board.rows()) {
       out += fmt::format("| {} | {} | {} | {} | {} |", r.rank(), r.tier(),
                          MarkdownEscape(r.checkpoint()),
@@ -359,8 +364,9 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
         out += v < 0 ? " - |" : fmt::format(" {:.4f} ({}) |", v, Ci(r, k));
       }
       const std::string strict = StrictPassAt1(r);
-      out += fmt::format(" {} | {} | {} | {} |\n", strict.empty() ? "-" : strict.substr(0, 6),
-                         r.formal_refuted(), r.samples(), MarkdownEscape(r.run_id()));
+      out += fmt::format(" {} | {} | {} | {} | {} |\n", strict.empty() ? "-" : strict.substr(0, 6),
+                         r.formal_refuted(), r.formal_unverified(), r.samples(),
+                         MarkdownEscape(r.run_id()));
     }
     if (board.pairs_size() > 0)
       out += fmt::format("\nTiers: {} (alpha {}).\n", MarkdownEscape(board.tier_method()),

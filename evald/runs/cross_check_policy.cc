@@ -14,16 +14,4 @@ CrossCheckPlan PlanCrossChecks(const CrossCheckOptions& options, const Verdict& 
   return plan;
 }
 
-int FormalBudget::Exhausted(const std::string& problem) const {
-  MutexLock lock(mu_);
-  auto it = out_of_budget_.find(problem);
-  const int spent = it == out_of_budget_.end() ? 0 : it->second;
-  return spent >= give_up_after_ ? spent : 0;
-}
-
-void FormalBudget::Spent(const std::string& problem) {
-  MutexLock lock(mu_);
-  ++out_of_budget_[problem];
-}
-
 }  // namespace evald

@@ -47,29 +47,17 @@ void CrossCheckRunner::Run(SandboxWorker& worker, const Problem& problem, const 
     }
     compiled = std::move(*text);
   }
-  if (plan.formal) v->cross.formal = Formal(worker, problem, compiled);
+  // Every distinct design gets its own check and its own budget: none is skipped because another
+  // design of the same problem spent its time (a hostile one could otherwise blind the rest).
+  if (plan.formal)
+    v->cross.formal = CheckEquivalence(worker, problem, compiled, options_.formal_options,
+                                       DefaultLimits(SimulatorKind::kIcarus));
   if (plan.synthesis) {
     v->cross.synthesis = Synthesize(worker, compiled, options_.synthesis_cpu_seconds);
     v->cross.reference_synthesis = ReferenceSynthesis(worker, problem);
   }
   ++runs_;
   Keep(problem, code, sim, *v);
-}
-
-FormalVerdict CrossCheckRunner::Formal(SandboxWorker& worker, const Problem& problem,
-                                       const std::string& compiled) {
-  if (const int spent = budget_.Exhausted(problem.name); spent > 0) {
-    FormalVerdict v;
-    v.outcome = FormalOutcome::kUnknown;
-    v.detail = "not tried: " + std::to_string(spent) +
-               " checks of this problem ran out of their budget in this run";
-    v.cacheable = false;
-    return v;
-  }
-  FormalVerdict v = CheckEquivalence(worker, problem, compiled, options_.formal_options,
-                                     DefaultLimits(SimulatorKind::kIcarus));
-  if (v.out_of_budget) budget_.Spent(problem.name);
-  return v;
 }
 
 SynthStats CrossCheckRunner::ReferenceSynthesis(SandboxWorker& worker, const Problem& problem) {

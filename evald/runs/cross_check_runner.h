@@ -19,7 +19,7 @@ namespace evald {
 class CrossCheckRunner {
  public:
   CrossCheckRunner(const CrossCheckOptions& options, VerdictCache& cache)
-      : options_(options), cache_(cache), budget_(options.give_up_after) {}
+      : options_(options), cache_(cache) {}
 
   const CrossCheckOptions& options() const { return options_; }
   // No cross-checks after all (they were asked for by default and Yosys does not run).
@@ -45,13 +45,11 @@ class CrossCheckRunner {
  private:
   std::string KeyFor(const Problem& problem, const std::string& code, const SimulatorTool& sim,
                      const Verdict& v) const;
-  FormalVerdict Formal(SandboxWorker& worker, const Problem& problem, const std::string& compiled);
   SynthStats ReferenceSynthesis(SandboxWorker& worker, const Problem& problem)
       EXCLUDES(synthesis_mu_);
 
   CrossCheckOptions options_;
   VerdictCache& cache_;
-  FormalBudget budget_;
   std::string yosys_version_;
   std::atomic<int> runs_{0};
   Mutex synthesis_mu_;

@@ -80,8 +80,7 @@ StatusOr<v1::DatasetAuditReport> AuditDataset(const Dataset& dataset, const Audi
   cross->set_optional(false);
   cross->set_synthesis(false);
   GradingResources resources = options.eval.resources;
-  resources.store = nullptr;           // an audit always grades every mutant
-  resources.formal_give_up_after = 3;  // thoroughness over speed, still bounded
+  resources.store = nullptr;  // an audit always grades every mutant
   const std::vector<const Problem*> problems = Chosen(dataset, options);
   if (problems.empty()) return Status::InvalidArgument("no such problem in the dataset");
   auto session = GradingSession::Open(settings, resources, dataset, problems);

@@ -22,9 +22,6 @@ struct GradingResources {
   // Where the simulations no cache answers run: unset, this process's sandboxes; set, the
   // executor it makes (evald/cluster/slurm_executor.h).
   RemoteExecutorFactory remote;
-  // Formal checks of a problem stop being tried after this many ran out of their budget in a
-  // session (the audit, which wants thoroughness, allows more).
-  int formal_give_up_after = 1;
 };
 
 }  // namespace evald

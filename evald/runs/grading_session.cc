@@ -50,7 +50,6 @@ StatusOr<std::unique_ptr<GradingSession>> GradingSession::Open(
     const v1::GradingSettings& settings, const GradingResources& resources, const Dataset& dataset,
     const std::vector<const Problem*>& problems, const Calibrations::Given& given) {
   CrossCheckOptions cross = CrossCheckOptionsFromProto(settings.cross_checks());
-  cross.give_up_after = resources.formal_give_up_after;
   std::unique_ptr<GradingSession> session(new GradingSession(settings, resources, cross));
   EVALD_RETURN_IF_ERROR(session->Start(dataset, problems, given));
   return session;

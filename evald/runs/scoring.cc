@@ -42,23 +42,27 @@ v1::SynthesisSummary SynthesisMedians(const v1::EvalReport& report) {
   return out;
 }
 
-// With formal checks: strict pass@k (passes formal does not refute), the cross-check counts per
-// problem and overall, formal outcomes, synthesis medians.
+// With formal checks: strict pass@k (StrictPass), the cross-check counts per problem and
+// overall, formal outcomes, synthesis medians.
 void ComputeCrossCheckMetrics(const std::vector<int>& ks, v1::EvalReport* report) {
   std::map<std::string, v1::ProblemResult*> problems;
   for (auto& p : *report->mutable_problems()) {
     p.set_strict_c(0);
     p.set_formal_refuted(0);
     p.set_formal_proven_failures(0);
+    p.set_formal_unverified(0);
     p.clear_strict_pass_at();
     problems[p.problem()] = &p;
   }
   auto* summary = report->mutable_summary();
   summary->clear_formal_outcomes();
-  int refuted = 0, proven = 0;
+  const bool formal = report->grading().cross_checks().formal();
+  int refuted = 0, proven = 0, unverified = 0;
   for (const auto& s : report->samples()) {
     v1::ProblemResult* p = problems[s.problem()];
-    if (s.passed() && s.cross_check() != "refuted") p->set_strict_c(p->strict_c() + 1);
+    if (formal ? StrictPass(s) : s.passed()) p->set_strict_c(p->strict_c() + 1);
+    if (formal && UnverifiedPass(s))
+      p->set_formal_unverified(p->formal_unverified() + 1), ++unverified;
     if (s.cross_check() == "refuted") p->set_formal_refuted(p->formal_refuted() + 1), ++refuted;
     if (s.cross_check() == "proven")
       p->set_formal_proven_failures(p->formal_proven_failures() + 1), ++proven;
@@ -66,6 +70,7 @@ void ComputeCrossCheckMetrics(const std::vector<int>& ks, v1::EvalReport* report
   }
   summary->set_formal_refuted(refuted);
   summary->set_formal_proven_failures(proven);
+  summary->set_formal_unverified(unverified);
   summary->clear_strict_pass_at();
   summary->clear_strict_ci95();
   for (int k : ks) {
@@ -151,6 +156,16 @@ void ComputeMetrics(const std::vector<int>& ks, v1::EvalReport* report) {
     ComputeCrossCheckMetrics(ks, report);
 }
 
+bool StrictPass(const v1::SampleResult& s) {
+  return s.passed() && s.has_formal() &&
+         (s.formal().outcome() == "proven" || s.formal().outcome() == "bounded");
+}
+
+bool UnverifiedPass(const v1::SampleResult& s) {
+  return s.passed() && !StrictPass(s) &&
+         !(s.has_formal() && s.formal().outcome() == "counterexample");
+}
+
 StatusOr<v1::EvalReport> ReportForMetric(v1::EvalReport report, std::string_view metric) {
   if (metric == "simulation") return report;
   if (metric != "strict")
@@ -160,8 +175,7 @@ StatusOr<v1::EvalReport> ReportForMetric(v1::EvalReport report, std::string_view
     return Status::InvalidArgument(
         "the report has no formal checks (grade with --formal passes or all) and so no strict "
         "metric");
-  for (auto& s : *report.mutable_samples())
-    s.set_passed(s.passed() && s.cross_check() != "refuted");
+  for (auto& s : *report.mutable_samples()) s.set_passed(StrictPass(s));
   ComputeMetrics({report.k().begin(), report.k().end()}, &report);
   return report;
 }

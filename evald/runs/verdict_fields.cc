@@ -79,10 +79,13 @@ SynthStats SynthFromProto(const v1::SynthesisResult& p, bool present) {
 void SetCrossCheckFields(const Verdict& v, v1::SampleResult* r) {
   const FormalVerdict& f = v.cross.formal;
   if (f.outcome != FormalOutcome::kNotRun) *r->mutable_formal() = FormalProto(f);
+  const bool judged = f.outcome == FormalOutcome::kProven || f.outcome == FormalOutcome::kBounded;
   const bool refuted = v.passed && f.outcome == FormalOutcome::kCounterexample;
   const bool proven = !v.passed && f.outcome == FormalOutcome::kProven;
-  r->set_cross_check(refuted ? "refuted" : proven ? "proven" : "");
-  r->set_strict_passed(v.passed && !refuted);
+  // kNotRun: only synthesis was asked for, and simulation's word stands alone.
+  const bool unverified = v.passed && !judged && !refuted && f.outcome != FormalOutcome::kNotRun;
+  r->set_cross_check(refuted ? "refuted" : proven ? "proven" : unverified ? "unverified" : "");
+  r->set_strict_passed(v.passed && (judged || f.outcome == FormalOutcome::kNotRun));
   const SynthStats& s = v.cross.synthesis;
   if (!s.ok && s.problem.empty()) return;  // not synthesised
   v1::SynthesisResult* synth = r->mutable_synthesis();

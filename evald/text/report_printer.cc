@@ -131,9 +131,9 @@ void PrintCrossChecks(const v1::EvalReport& report, std::ostream& out) {
                        x.formal_failures() ? "passing and failing" : "passing", x.bound_cycles(),
                        x.cpu_seconds(), x.yosys_version(), outcomes);
     out << fmt::format(
-        "  simulation passes refuted by a replayed counterexample: {}; simulation failures "
-        "proven equivalent: {}\n",
-        s.formal_refuted(), s.formal_proven_failures());
+        "  simulation passes refuted by a replayed counterexample: {}; passes formal could not "
+        "judge (unverified, not strict): {}; simulation failures proven equivalent: {}\n",
+        s.formal_refuted(), s.formal_unverified(), s.formal_proven_failures());
     for (int k : report.k()) {
       const std::string key = std::to_string(k);
       auto it = s.strict_pass_at().find(key);
@@ -144,7 +144,8 @@ void PrintCrossChecks(const v1::EvalReport& report, std::ostream& out) {
     }
     int shown = 0;
     for (const auto& r : report.samples()) {
-      if (r.cross_check().empty() || ++shown > 20) continue;
+      // Refutations and proven failures first: they say something is wrong.
+      if (r.cross_check().empty() || r.cross_check() == "unverified" || ++shown > 20) continue;
       out << fmt::format("  {} #{} ({}): {}\n", r.problem(), r.index(), r.cross_check(),
                          EscapeControl(r.formal().detail().substr(0, 200)));
     }

@@ -1,5 +1,7 @@
 // The fuzz targets over the grader's parsers of untrusted text. They link only the harness, so
 // scripts/fuzz_smoke.sh can build them with clang and run them under libFuzzer in every CI run.
+#include <algorithm>
+#include <string>
 #include <string_view>
 
 #include "base/py_text.h"
@@ -29,6 +31,13 @@ int LexVerilog(const uint8_t* data, size_t size) {
       __builtin_trap();
     last = t.text.data();
   }
+  // What Yosys reads: every line kept (line numbers stay the design's), nothing longer, and no
+  // attribute left to strip in what is left.
+  const std::string stripped = StripAttributes(text);
+  auto lines = [](std::string_view s) { return std::count(s.begin(), s.end(), '\n'); };
+  if (lines(stripped) != lines(text) || stripped.size() > text.size() ||
+      StripAttributes(stripped) != stripped)
+    __builtin_trap();
   return 0;
 }
 
