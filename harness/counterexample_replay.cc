@@ -74,14 +74,20 @@ StatusOr<std::string> BuildReplayBench(const std::vector<TraceStep>& trace, cons
   const bool cycle = mode == "cycle";
   bool has_clk = false;
   std::string decl, body;
-  // The solver's start: every input at its first step's value from the beginning, and `clk` low
-  // before the first rising edge (cycle model) or at its first step's value (clock phases).
+  // The solver's start. `clk` holds its start value from its declaration (low before the first
+  // rising edge in the cycle model, its first step's value in the clock-phase one): set at time
+  // 0 instead, x to 1 would be a rising edge the solver's model does not have. Every other input
+  // is assigned at time 0, as a testbench does: that change from x is what starts the designs'
+  // `always @*` blocks (a value present from the declaration would leave them unevaluated, their
+  // outputs x, and x in the reference is compared with nothing).
   for (const auto& [name, bits] : shape.inputs) {
     if (!PlainIdentifier(name)) return Status::InvalidArgument("unexpected port name");
     const bool is_clk = name == "clk";
     has_clk = has_clk || is_clk;
     decl += Declaration("reg", bits.size(), name,
-                        is_clk && cycle ? std::string(bits.size(), '0') : bits);
+                        !is_clk ? ""
+                        : cycle ? std::string(bits.size(), '0')
+                                : bits);
   }
   for (const auto& [name, bits] : shape.gold) {
     if (!PlainIdentifier(name)) return Status::InvalidArgument("unexpected port name");

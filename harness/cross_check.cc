@@ -10,7 +10,8 @@ namespace evald {
 namespace {
 
 // Bump when the formal scripts, the replay or the synthesis flow change.
-// 2: bounded read from what Yosys prints; the replay starts from declared values (no edge).
+// 2: bounded read from what Yosys prints; no clock edge at the replay's time 0; attributes
+// stripped for Yosys; the problem's input assumptions.
 constexpr int kCrossCheckRulesVersion = 2;
 
 // What the solver claimed: each output that differs at the candidate's last step.

@@ -197,6 +197,22 @@ TEST_F(CrossCheckTest, ADifferenceOnlyWhereTheProblemAllowsAnythingIsNoRefutatio
             FormalOutcome::kCounterexample);
 }
 
+// Combinational blocks in both: `always @*` runs only once an input changes, so the replay's
+// inputs must change at time 0 (from x, as a testbench's do) for either output to be defined.
+TEST_F(CrossCheckTest, ADifferenceBetweenAlwaysBlocksIsReplayed) {
+  Problem p;
+  p.name = "and_in_an_always_block";
+  p.reference =
+      "module RefModule(input a, input b, output reg out);\n"
+      "  always @(*) out = a & b;\nendmodule\n";
+  const std::string wrong =
+      "module TopModule(input a, input b, output reg out);\n"
+      "  always @(*) out = a | b;\nendmodule\n";
+  FormalVerdict v =
+      CheckEquivalence(*worker_, p, wrong, FormalOptions{}, DefaultLimits(SimulatorKind::kIcarus));
+  EXPECT_EQ(v.outcome, FormalOutcome::kCounterexample) << v.detail;
+}
+
 // Falling-edge flip-flops cannot be stepped once per cycle: the clock-phase model is used.
 TEST_F(CrossCheckTest, AFallingEdgeDesignIsCheckedClockPhaseByPhase) {
   FormalVerdict v =
