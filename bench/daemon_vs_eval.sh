@@ -22,10 +22,9 @@ if [ -z "$SAMPLES" ]; then
   python3 bench/make_sample_set.py --benchmark "$BENCHMARK" --set large --n "$N" \
     --problems "$PROBLEMS" --out "$SAMPLES"
 fi
-TOKEN="bench-token-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-echo "$TOKEN submit" > "$TMP/tokens"
-PID=""
-trap '[ -n "$PID" ] && kill $PID 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+source bench/daemon.sh
+bench_token
+trap 'stop_daemon; rm -rf "$TMP"' EXIT
 now() { date +%s.%N; }
 
 echo "daemon vs evald eval, $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ), $(wc -l < "$SAMPLES") samples, --jobs $JOBS"
@@ -34,24 +33,20 @@ t0=$(now)
   --json "$TMP/eval.json" > /dev/null 2> "$TMP/eval.log"
 t1=$(now)
 
-"$EVALD" serve --listen 127.0.0.1:0 --data "$TMP/store" --tokens "$TMP/tokens" --jobs "$JOBS" \
-  --dataset "verilog-eval=$BENCHMARK" > "$TMP/out" 2> "$TMP/log" &
-PID=$!
-for _ in $(seq 100); do grep -q listening "$TMP/out" && break; sleep 0.1; done
-BASE="http://127.0.0.1:$(sed -n 's/^listening .*:\([0-9]*\)$/\1/p' "$TMP/out")"
+start_daemon daemon --jobs "$JOBS" --dataset "verilog-eval=$BENCHMARK"
 python3 -c "
 import json, sys
 print(json.dumps({'spec': {'dataset': 'verilog-eval'}, 'samples_jsonl': open(sys.argv[1]).read()}))
 " "$SAMPLES" > "$TMP/req.json"
 t2=$(now)
-RUN=$(curl -sf -H "Authorization: Bearer $TOKEN" -X POST "$BASE/v1/runs" --data @"$TMP/req.json" |
+RUN=$(api -X POST "$BASE/v1/runs" --data @"$TMP/req.json" |
   python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
-while ! curl -sf -H "Authorization: Bearer $TOKEN" "$BASE/v1/runs/$RUN" |
+while ! api "$BASE/v1/runs/$RUN" |
     grep -qE '"state":"(SUCCEEDED|FAILED|CANCELLED)"'; do
   sleep 0.2
 done
 t3=$(now)
-curl -sf -H "Authorization: Bearer $TOKEN" "$BASE/v1/runs/$RUN/report" > "$TMP/daemon.json"
+api "$BASE/v1/runs/$RUN/report" > "$TMP/daemon.json"
 
 python3 - "$TMP/eval.json" "$TMP/daemon.json" "$t0" "$t1" "$t2" "$t3" <<'PY'
 import json, sys

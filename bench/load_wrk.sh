@@ -19,15 +19,10 @@ parse_args "DURATION CONNECTIONS THREADS DATASET BENCHMARK" "$@"
 command -v wrk >/dev/null || { echo "wrk is not installed (scripts/install-deps.sh)" >&2; exit 2; }
 EVALD=${EVALD:-$(find_evald)}
 TMP=$(mktemp -d)
-TOKEN="bench-token-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-echo "$TOKEN submit" > "$TMP/tokens"
-"$EVALD" serve --listen 127.0.0.1:0 --data "$TMP/store" --tokens "$TMP/tokens" \
-  --dataset "verilog-eval=$BENCHMARK" > "$TMP/out" 2> "$TMP/log" &
-PID=$!
-trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$TMP"' EXIT
-for _ in $(seq 100); do grep -q listening "$TMP/out" && break; sleep 0.1; done
-PORT=$(sed -n 's/^listening .*:\([0-9]*\)$/\1/p' "$TMP/out")
-BASE="http://127.0.0.1:$PORT"
+source bench/daemon.sh
+bench_token
+trap 'stop_daemon; rm -rf "$TMP"' EXIT
+start_daemon wrk --dataset "verilog-eval=$BENCHMARK"
 python3 - "$DATASET" "$BENCHMARK" > "$TMP/req.json" <<'PY'
 import json, os, sys
 dataset, bench = sys.argv[1], sys.argv[2]
@@ -40,14 +35,14 @@ else:  # every reference of the benchmark as a sample: a finished 156-problem ru
                                   .read().replace("RefModule", "TopModule")}) + "\n" for n in names)
 print(json.dumps({"spec": {"dataset": dataset}, "samples_jsonl": samples}))
 PY
-RUN=$(curl -sf -H "Authorization: Bearer $TOKEN" -X POST "$BASE/v1/runs" --data @"$TMP/req.json" |
+RUN=$(api -X POST "$BASE/v1/runs" --data @"$TMP/req.json" |
   python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
 for _ in $(seq 3000); do
-  curl -sf -H "Authorization: Bearer $TOKEN" "$BASE/v1/runs/$RUN" | grep -q '"state":"SUCCEEDED"' && break
+  api "$BASE/v1/runs/$RUN" | grep -q '"state":"SUCCEEDED"' && break
   sleep 0.2
 done
 
-curl -sf -H "Authorization: Bearer $TOKEN" "$BASE/v1/runs/$RUN" | python3 -c "
+api "$BASE/v1/runs/$RUN" | python3 -c "
 import json, sys
 r = json.load(sys.stdin)
 print(f\"run {r['id']}: {r['state']}, {len(r.get('problems', []))} problems, {r.get('samplesDone', r.get('samples_done'))} samples graded\")"

@@ -22,10 +22,9 @@ if [ -z "$SAMPLES" ]; then
   python3 bench/make_sample_set.py --benchmark "$BENCHMARK" --set large --n "$N" \
     --problems "$PROBLEMS" --out "$SAMPLES"
 fi
-TOKEN="bench-token-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-echo "$TOKEN submit" > "$TMP/tokens"
-PID=""
-trap '[ -n "$PID" ] && kill $PID 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+source bench/daemon.sh
+bench_token
+trap 'stop_daemon; rm -rf "$TMP"' EXIT
 now() { date +%s.%N; }
 
 echo "re-grading, $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ), $(wc -l < "$SAMPLES") samples"
@@ -40,16 +39,6 @@ eval_once() {
 eval_once eval-first
 eval_once eval-again
 
-start_daemon() {  # a fresh store each time: each first run grades everything
-  [ -n "$PID" ] && { kill "$PID"; wait "$PID" 2>/dev/null || true; }
-  rm -f "$TMP/out"
-  "$EVALD" serve --listen 127.0.0.1:0 --data "$TMP/store-$1" --tokens "$TMP/tokens" \
-    --dataset "verilog-eval=$BENCHMARK" > "$TMP/out" 2> "$TMP/log-$1" &
-  PID=$!
-  for _ in $(seq 100); do grep -q listening "$TMP/out" 2>/dev/null && break; sleep 0.1; done
-  BASE="http://127.0.0.1:$(sed -n 's/^listening .*:\([0-9]*\)$/\1/p' "$TMP/out")"
-}
-api() { curl -sf -H "Authorization: Bearer $TOKEN" "$@"; }
 checkpoint() {
   api -X POST "$BASE/v1/checkpoints" --data "{\"name\": \"$1\"}" |
     python3 -c "import json,sys; print(json.load(sys.stdin)['id'])"
@@ -85,13 +74,13 @@ else:
   api "$BASE/v1/runs/$run" > "$TMP/$1.run.json"
   api "$BASE/v1/runs/$run/report" > "$TMP/$1.json"
 }
-start_daemon uploads
+start_daemon uploads --dataset "verilog-eval=$BENCHMARK"  # a fresh store each time
 CK_A=$(checkpoint bench-a)
 CK_B=$(checkpoint bench-b)
 daemon_run daemon-first "$CK_A"
 daemon_run daemon-same "$CK_A"
 daemon_run daemon-other "$CK_B"
-start_daemon recorded
+start_daemon recorded --dataset "verilog-eval=$BENCHMARK"
 REC_A=$(recorded recorded-a)
 REC_B=$(recorded recorded-b)
 daemon_run recorded-first "$REC_A" recorded

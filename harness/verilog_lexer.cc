@@ -94,8 +94,8 @@ std::vector<VerilogToken> TokenizeVerilog(std::string_view s, bool keep_comments
 namespace {
 
 // A copy of `s` with one blank, and the line breaks, in place of every region `region_end`
-// marks: called at the start of each token, it returns where a region starting there ends, or
-// 0 where none starts. Everything else is copied token by token.
+// marks: called at the start of each token with that token, it returns where a region starting
+// there ends, or 0 where none starts. Everything else is copied token by token.
 template <typename RegionEnd>
 std::string BlankRegions(std::string_view s, RegionEnd region_end) {
   std::string out;
@@ -106,11 +106,11 @@ std::string BlankRegions(std::string_view s, RegionEnd region_end) {
       out += s[i++];
       continue;
     }
-    const size_t end = region_end(s, i);
+    const Span token = ScanToken(s, i);
+    const size_t end = region_end(s, i, token);
     if (end == 0) {
-      const size_t next = ScanToken(s, i).end;
-      out.append(s.substr(i, next - i));
-      i = next;
+      out.append(s.substr(i, token.end - i));
+      i = token.end;
       continue;
     }
     out += ' ';  // it separated tokens
@@ -146,14 +146,13 @@ size_t AttributeEnd(std::string_view s, size_t i) {
 }  // namespace
 
 std::string StripComments(std::string_view s) {
-  return BlankRegions(s, [](std::string_view text, size_t i) -> size_t {
-    const Span span = ScanToken(text, i);
-    return span.kind == VerilogToken::Kind::kComment ? span.end : 0;
+  return BlankRegions(s, [](std::string_view, size_t, const Span& token) -> size_t {
+    return token.kind == VerilogToken::Kind::kComment ? token.end : 0;
   });
 }
 
 std::string StripAttributes(std::string_view s) {
-  return BlankRegions(s, [](std::string_view text, size_t i) -> size_t {
+  return BlankRegions(s, [](std::string_view text, size_t i, const Span&) -> size_t {
     return AttributeStart(text, i) ? AttributeEnd(text, i) : 0;
   });
 }

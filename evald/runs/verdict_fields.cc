@@ -1,5 +1,7 @@
 #include "evald/runs/verdict_fields.h"
 
+#include "evald/runs/scoring.h"
+
 namespace evald {
 
 namespace {
@@ -79,13 +81,14 @@ SynthStats SynthFromProto(const v1::SynthesisResult& p, bool present) {
 void SetCrossCheckFields(const Verdict& v, v1::SampleResult* r) {
   const FormalVerdict& f = v.cross.formal;
   if (f.outcome != FormalOutcome::kNotRun) *r->mutable_formal() = FormalProto(f);
-  const bool judged = f.outcome == FormalOutcome::kProven || f.outcome == FormalOutcome::kBounded;
   const bool refuted = v.passed && f.outcome == FormalOutcome::kCounterexample;
   const bool proven = !v.passed && f.outcome == FormalOutcome::kProven;
-  // kNotRun: only synthesis was asked for, and simulation's word stands alone.
-  const bool unverified = v.passed && !judged && !refuted && f.outcome != FormalOutcome::kNotRun;
+  // kNotRun: only synthesis was asked for, and simulation's word stands alone. Otherwise the
+  // sample is judged by the rule scoring applies to a whole report (scoring.h).
+  const bool formal = f.outcome != FormalOutcome::kNotRun;
+  const bool unverified = formal && UnverifiedPass(*r);
   r->set_cross_check(refuted ? "refuted" : proven ? "proven" : unverified ? "unverified" : "");
-  r->set_strict_passed(v.passed && (judged || f.outcome == FormalOutcome::kNotRun));
+  r->set_strict_passed(formal ? StrictPass(*r) : v.passed);
   const SynthStats& s = v.cross.synthesis;
   if (!s.ok && s.problem.empty()) return;  // not synthesised
   v1::SynthesisResult* synth = r->mutable_synthesis();

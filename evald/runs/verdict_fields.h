@@ -13,8 +13,8 @@ namespace evald {
 v1::SampleResult VerdictToProto(const Verdict& v);
 Verdict VerdictFromProto(const v1::SampleResult& r);
 
-// The cross-check fields of a sample result: formal, synthesis with its ratios to the
-// reference, cross_check, strict_passed.
+// The cross-check fields of a sample result whose `passed` is set: formal, synthesis with its
+// ratios to the reference, cross_check, strict_passed.
 void SetCrossCheckFields(const Verdict& v, v1::SampleResult* r);
 // What the cross-check cache keeps, and back.
 v1::CachedCrossCheck CrossCheckToProto(const CrossCheck& c);

@@ -6,6 +6,7 @@
 
 #include "kernels/ops/dot.h"
 #include "kernels/ops/horizontal_sum.h"
+#include "kernels/ops/unpack_q4.h"
 #include "kernels/quant/fp16.h"
 #include "kernels/quant/kquants.h"
 
@@ -16,7 +17,7 @@ namespace evald::kernels {
 namespace {
 
 // Sum of int8 x int8 products in each 32-byte lane group, as 8 int32.
-__attribute__((target("avx2,fma,f16c"))) inline __m256 MulSumI8(__m256i a, __m256i b) {
+EVALD_AVX2_TARGET inline __m256 MulSumI8(__m256i a, __m256i b) {
   // maddubs needs one unsigned operand: move a's sign onto b.
   const __m256i ax = _mm256_sign_epi8(a, a);
   const __m256i sy = _mm256_sign_epi8(b, a);
@@ -27,8 +28,7 @@ __attribute__((target("avx2,fma,f16c"))) inline __m256 MulSumI8(__m256i a, __m25
 
 }  // namespace
 
-__attribute__((target("avx2,fma,f16c"))) float DotQ8_0Avx2(const BlockQ8_0* w, const BlockQ8_0* x,
-                                                           int64_t n) {
+EVALD_AVX2_TARGET float DotQ8_0Avx2(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n) {
   __m256 acc = _mm256_setzero_ps();
   for (int64_t b = 0; b < n / kQK; ++b) {
     const __m256 d = _mm256_set1_ps(_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
@@ -39,18 +39,12 @@ __attribute__((target("avx2,fma,f16c"))) float DotQ8_0Avx2(const BlockQ8_0* w, c
   return HorizontalSum256(acc);
 }
 
-__attribute__((target("avx2,fma,f16c"))) float DotQ4_0Avx2(const BlockQ4_0* w, const BlockQ8_0* x,
-                                                           int64_t n) {
+EVALD_AVX2_TARGET float DotQ4_0Avx2(const BlockQ4_0* w, const BlockQ8_0* x, int64_t n) {
   __m256 acc = _mm256_setzero_ps();
-  const __m256i low_mask = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
   for (int64_t b = 0; b < n / kQK; ++b) {
     const __m256 d = _mm256_set1_ps(_cvtsh_ss(w[b].d) * _cvtsh_ss(x[b].d));
-    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[b].qs));
-    // Low nibbles are elements 0..15, high nibbles 16..31.
-    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
-    const __m256i qw = _mm256_sub_epi8(_mm256_and_si256(both, low_mask), eight);
     const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
-    acc = _mm256_fmadd_ps(d, MulSumI8(qw, qx), acc);
+    acc = _mm256_fmadd_ps(d, MulSumI8(UnpackQ4(w[b].qs), qx), acc);
   }
   return HorizontalSum256(acc);
 }
