@@ -2,6 +2,7 @@
 
 #include "base/hash.h"
 #include "harness/counterexample_replay.h"
+#include "harness/formal_fidelity.h"
 #include "harness/grader.h"
 #include "harness/testbench_hardening.h"
 
@@ -12,7 +13,8 @@ namespace {
 // Bump when the formal scripts, the replay or the synthesis flow change.
 // 2: bounded read from what Yosys prints; no clock edge at the replay's time 0; attributes
 // stripped for Yosys; the problem's input assumptions.
-constexpr int kCrossCheckRulesVersion = 2;
+// 3: designs outside formal_fidelity.h's allow-list are not judged.
+constexpr int kCrossCheckRulesVersion = 3;
 
 // What the solver claimed: each output that differs at the candidate's last step.
 std::string SolverStory(const FormalRun& run) {
@@ -43,6 +45,14 @@ FormalVerdict FromRun(const FormalRun& run) {
 FormalVerdict CheckEquivalence(SandboxWorker& worker, const Problem& problem,
                                const std::string& design, const FormalOptions& options,
                                const SimulatorLimits& replay_limits) {
+  // What Yosys would read differently from the simulator is not judged at all: a proof of
+  // another design would make a strict pass of this one.
+  if (FidelityFinding f = CheckFormalFidelity(design); !f.faithful) {
+    FormalVerdict v;
+    v.outcome = FormalOutcome::kUnknown;
+    v.detail = "formal does not model this design as the simulator runs it: " + f.reason;
+    return v;
+  }
   sandbox::JobRequest job = BuildFormalJob(problem, design, RandomHex(8), options);
   auto deadline = std::chrono::milliseconds(job.steps(0).timeout_ms() + 10000);
   auto response = worker.Run(job, deadline);

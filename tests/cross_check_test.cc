@@ -269,6 +269,32 @@ TEST_F(CrossCheckTest, YosysSeesNoAttributeTheSimulatorIgnores) {
   EXPECT_EQ(v.outcome, FormalOutcome::kProven) << v.detail;
 }
 
+// Yosys drops delays and reads a level-sensitive block as combinational logic of all it reads;
+// the simulator runs both as written. Each design here simulates differently from the
+// reference (wrong for a moment after every change; stale when only `b` changes), the first
+// passes the testbench, and Yosys by itself proves both equivalent: formal must not judge
+// them, so they are unknown (an unverified pass), never proven.
+TEST_F(CrossCheckTest, WhatYosysReadsDifferentlyFromTheSimulatorIsNotJudged) {
+  const std::string glitch = "`timescale 1ps/1ps\n" + std::string(kMuxHeader) +
+                             "  always @* begin out = ~(sel ? b : a); #1 out = sel ? b : a; end\n"
+                             "endmodule\n";
+  const std::string stale =
+      std::string(kMuxHeader) + "  always @(sel or a) out = sel ? b : a;\nendmodule\n";
+  for (const std::string& design : {glitch, stale}) {
+    FormalRun yosys_alone = ParseFormalResponse(
+        *worker_->Run(BuildFormalJob(P("Bi02_mux2_byte"), design, "n0nce", FormalOptions{}),
+                      std::chrono::milliseconds(60000)),
+        FormalOptions{});
+    EXPECT_EQ(yosys_alone.outcome, FormalOutcome::kProven) << design << yosys_alone.reason;
+    FormalVerdict v = Formal("Bi02_mux2_byte", design);
+    EXPECT_EQ(v.outcome, FormalOutcome::kUnknown) << design;
+    EXPECT_NE(v.detail.find("does not model this design as the simulator runs it"),
+              std::string::npos)
+        << v.detail;
+  }
+  EXPECT_TRUE(Simulate("Bi02_mux2_byte", glitch).passed);
+}
+
 TEST_F(CrossCheckTest, UnsupportedDesignsAreUnknownWithAReason) {
   FormalVerdict v = Formal("Bi02_mux2_byte", std::string(kMuxHeader) +
                                                  "  assign out = missing_module_output;\n"

@@ -8,6 +8,7 @@
 #include "harness/counterexample_replay.h"
 #include "harness/failure_category.h"
 #include "harness/formal_check.h"
+#include "harness/formal_fidelity.h"
 #include "harness/integrity_check.h"
 #include "harness/reference_mutants.h"
 #include "harness/result_line.h"
@@ -19,6 +20,8 @@ namespace evald::fuzz {
 
 int CheckIntegrity(const uint8_t* data, size_t size) {
   (void)CheckDesignIntegrity(View(data, size));
+  // The same design as compiled text: formal's allow-list walks it too.
+  (void)CheckFormalFidelity(View(data, size));
   return 0;
 }
 
