@@ -409,6 +409,15 @@ void ClassifySimulation(const DesignRun& run, const StepResult& sim, const std::
                   " (the simulation stopped at the first; --exact-counts for the total)"
             : (res.mismatches < 0 ? std::string("too many") : std::to_string(res.mismatches)) +
                   " mismatches in " + std::to_string(res.samples) + " samples";
+    if (run.stopped_at_first_mismatch && calibration->testbench_timeout) {
+      // The testbench's TIMEOUT fires at a fixed simulated time, where the reference's run
+      // ends: run on, this design's log would carry it too, and the benchmark's analysis reads
+      // any log with TIMEOUT as 'T'. That letter, without the rest of the run to pay for it.
+      v->benchmark = category::kTimeout;
+      v->detail +=
+          "; the benchmark's full run ends at the testbench's TIMEOUT (T), as the "
+          "reference's does";
+    }
     return;
   }
   if (res.samples != calibration->samples_checked) {

@@ -94,6 +94,54 @@ TEST_P(BenchmarkData, MutatedReferencesFailWithTheRightCategory) {
   }
 }
 
+// Where the reference itself runs into the testbench's TIMEOUT (Prob082, Prob141), a wrong
+// design stops at its first mismatch like any other: its letter, pass/fail and the benchmark's
+// letter of the full run ('T', which the early-stopped log lacks) are those of running it to
+// the end, and the 200,000 samples are not paid for.
+TEST_P(BenchmarkData,
+       OnProblemsWhoseReferenceTimesOutAWrongDesignStopsEarlyWithTheFullRunsLetters) {
+  auto ds = Dataset::Load(testing::SharedVerilogEval(), GetParam());
+  ASSERT_TRUE(ds.ok());
+  SamplesFile samples;
+  for (const std::string name : {"Prob082_lfsr32", "Prob141_count_clock"}) {
+    const std::string ref = ReferenceAsDesign(ds->Find(name)->reference);
+    const size_t edge = ref.find("posedge clk");
+    ASSERT_NE(edge, std::string::npos) << name;
+    for (const std::string& code :
+         {ref, ref.substr(0, edge) + "negedge clk" + ref.substr(edge + 11)}) {
+      SampleRecord r;
+      r.line = static_cast<int>(samples.samples.size()) + 1;
+      r.problem = name;
+      r.index = r.line;
+      r.has_code = true;
+      r.text = code;
+      samples.samples.push_back(std::move(r));
+    }
+  }
+  EvalOptions opts;
+  opts.resources.jobs = 2;
+  opts.grading.mutable_cross_checks()->set_formal(false);
+  auto early = Evaluate(*ds, samples, opts);
+  opts.grading.set_exact_mismatch_counts(true);
+  auto full = Evaluate(*ds, samples, opts);
+  ASSERT_TRUE(early.ok() && full.ok());
+  int stopped = 0;
+  for (int i = 0; i < early->samples_size(); ++i) {
+    const auto& e = early->samples(i);
+    const auto& f = full->samples(i);
+    EXPECT_EQ(e.verdict(), f.verdict()) << e.problem() << " " << e.detail();
+    EXPECT_EQ(e.passed(), f.passed()) << e.problem();
+    EXPECT_EQ(e.benchmark_verdict(), f.benchmark_verdict()) << e.problem() << " " << e.detail();
+    EXPECT_EQ(e.benchmark_verdict(), "T") << e.problem();
+    if (!e.passed()) {
+      EXPECT_TRUE(e.mismatches_lower_bound()) << e.problem() << " " << e.detail();
+      EXPECT_LT(e.samples_checked(), f.samples_checked()) << e.problem();
+      ++stopped;
+    }
+  }
+  EXPECT_EQ(stopped, 2) << "each problem's negedge mutant fails";
+}
+
 INSTANTIATE_TEST_SUITE_P(Tasks, BenchmarkData,
                          ::testing::Values(Task::kSpecToRtl, Task::kCodeComplete),
                          [](const auto& info) {
