@@ -1,7 +1,9 @@
 #include "harness/formal_fidelity.h"
 
 #include <initializer_list>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "harness/procedural_regions.h"
@@ -41,6 +43,7 @@ class FidelityWalker {
     MatchBrackets();
     CollectConstants();
     for (size_t i = 0; i < n_ && finding_.faithful;) i = Step(i);
+    if (finding_.faithful) CheckClockedRaces();
     return finding_;
   }
 
@@ -144,7 +147,12 @@ class FidelityWalker {
     item_ends(item, close - 1);
     if (edges && !level_items.empty())
       return RefuseAt(i, "an always block sensitive to edges and levels at once");
-    if (edges) return close;
+    if (edges) {
+      size_t end = close;
+      while (end < n_ && Procedural(end)) ++end;
+      clocked_.push_back({close, end});
+      return close;
+    }
     return LevelList(i, level_items, close, ff);
   }
 
@@ -182,8 +190,8 @@ class FidelityWalker {
   }
 
   // Names the statement in [from, to) assigns: `x =`, `x[i] =`, `x.f =`, `x op= `, `x++`,
-  // and `x <=` where x begins a statement.
-  Names AssignedIn(size_t from, size_t to) const {
+  // and (unless `blocking_only`) `x <=` where x begins a statement.
+  Names AssignedIn(size_t from, size_t to, bool blocking_only = false) const {
     Names out;
     for (size_t k = from; k < to; ++k) {
       if (!Word(k) || Keyword(k)) continue;
@@ -199,10 +207,35 @@ class FidelityWalker {
       const bool step = Adjacent(j) && ((Punct(j, '+') && Punct(j + 1, '+')) ||
                                         (Punct(j, '-') && Punct(j + 1, '-')));
       const bool nonblocking =
-          Punct(j, '<') && Adjacent(j) && Punct(j + 1, '=') && StartsStatement(k);
+          !blocking_only && Punct(j, '<') && Adjacent(j) && Punct(j + 1, '=') && StartsStatement(k);
       if (plain || op || step || nonblocking) out.insert(t_[k].text);
     }
     return out;
+  }
+
+  // A variable a clocked block assigns with `=` and another clocked block reads: which value
+  // the reader sees depends on the order the simulator runs the two blocks in at the edge (a
+  // race), while Yosys reads the variable as a flip-flop, its old value. A block that assigns
+  // the name itself (a shared loop counter) reads its own value.
+  void CheckClockedRaces() {
+    std::unordered_map<std::string_view, size_t> writer;  // name -> first block writing it
+    std::vector<Names> blocking(clocked_.size());
+    for (size_t b = 0; b < clocked_.size(); ++b) {
+      blocking[b] = AssignedIn(clocked_[b].first, clocked_[b].second, true);
+      for (std::string_view name : blocking[b]) writer.emplace(name, b);
+    }
+    for (size_t b = 0; b < clocked_.size() && finding_.faithful; ++b) {
+      for (size_t k = clocked_[b].first; k < clocked_[b].second; ++k) {
+        if (!ReadName(k) || blocking[b].count(t_[k].text)) continue;
+        auto w = writer.find(t_[k].text);
+        if (w == writer.end() || w->second == b) continue;
+        RefuseAt(k, "`" + std::string(t_[k].text) +
+                        "` is assigned with = in one clocked block and read in another: the "
+                        "simulator's order decides what the reader sees, Yosys reads a "
+                        "flip-flop");
+        break;
+      }
+    }
   }
 
   bool StartsStatement(size_t k) const {
@@ -249,6 +282,7 @@ class FidelityWalker {
   const size_t n_;
   const ProceduralRegions regions_;
   std::vector<size_t> after_group_;  // per opening bracket: the index after its closer
+  std::vector<std::pair<size_t, size_t>> clocked_;  // bodies of edge-triggered always blocks
   Names constants_;
   FidelityFinding finding_;
 };

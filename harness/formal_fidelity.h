@@ -7,6 +7,8 @@
 //   - an always block starts with `@*`, `@(*)`, a list of edges only (posedge/negedge), or a
 //     list of plain names that holds every signal the block reads; always_comb, always_latch
 //     and always_ff as SystemVerilog defines them;
+//   - no variable assigned with `=` in one clocked block and read in another (a race the
+//     simulator's order decides; Yosys reads a flip-flop);
 //   - no delay anywhere (`#` only for parameter values: `module m #(`, `sub #(...) u`), no
 //     event control but an always block's head, no wait, fork, disable, named events or
 //     event triggers, no specify block, no drive strengths, no switch-level primitives, no

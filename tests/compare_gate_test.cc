@@ -121,11 +121,36 @@ TEST(Gate, RegressionAgainstBaselineAndRenderings) {
   EXPECT_EQ(xml.find("P<0&"), std::string::npos);
   std::string md = GateMarkdown(c, res);
   EXPECT_NE(md.find("**FAIL**"), std::string::npos);
+  EXPECT_NE(md.find("Against the baseline baseline: 25 problems both reports share"),
+            std::string::npos)
+      << md;
   EXPECT_NE(md.find("lost"), std::string::npos);
   // The same run against itself is no regression.
   GateOptions self;
   self.baseline = &b;
   EXPECT_TRUE(EvaluateGate(b, self).passed);
+}
+
+// A candidate significantly better than its baseline passes, and the check says it improved
+// (not "not significant"), with the number of problems compared.
+TEST(Gate, ASignificantImprovementIsCalledOne) {
+  std::vector<std::tuple<std::string, int, int>> base, cand;
+  for (int i = 0; i < 25; ++i) {
+    base.emplace_back("P" + std::to_string(i), 10, 2);
+    cand.emplace_back("P" + std::to_string(i), 10, 9);
+  }
+  v1::EvalReport b = Report(base), c = Report(cand);
+  GateOptions opts;
+  opts.baseline = &b;
+  GateResult res = EvaluateGate(c, opts);
+  EXPECT_TRUE(res.passed);
+  ASSERT_FALSE(res.checks.empty());
+  EXPECT_NE(res.checks[0].message.find("a significant improvement"), std::string::npos)
+      << res.checks[0].message;
+  EXPECT_EQ(res.checks[0].message.find("not significant"), std::string::npos)
+      << res.checks[0].message;
+  EXPECT_NE(res.checks[0].message.find("over 25 problems both reports share"), std::string::npos)
+      << res.checks[0].message;
 }
 
 }  // namespace

@@ -81,6 +81,22 @@ TEST(FormalFidelity, AnIncompleteEventListIsRefusedNamingWhatIsMissing) {
   ExpectRefused("  always_ff @(a) out <= a;\n", "always_ff without edges");
 }
 
+TEST(FormalFidelity, ARaceBetweenClockedBlocksIsRefused) {
+  ExpectRefused(
+      "  logic [7:0] t;\n  always @(posedge clk) t = a;\n  always @(posedge clk) out <= t;\n",
+      "`t` is assigned with = in one clocked block and read in another");
+  // Read only where it is written, or through combinational logic: no race.
+  ExpectFaithful("  logic [7:0] t;\n  always @(posedge clk) begin t = a + b; out <= t; end\n");
+  ExpectFaithful("  logic [7:0] t;\n  always @(posedge clk) t = a;\n  assign out = t;\n");
+  ExpectFaithful(
+      "  logic [7:0] t;\n  always @(posedge clk) t <= a;\n  always @(posedge clk) out <= t;\n");
+  // A loop counter each block sets before it reads it.
+  ExpectFaithful(
+      "  integer i;\n  logic [7:0] r;\n"
+      "  always @(posedge clk) for (i = 0; i < 8; i = i + 1) r[i] <= a[i];\n"
+      "  always @(posedge clk) for (i = 0; i < 8; i = i + 1) out[i] <= r[7 - i];\n");
+}
+
 TEST(FormalFidelity, WhatYosysResolvesDifferentlyIsRefused) {
   ExpectRefused("  assign (weak0, weak1) out = a;\n  assign out = b;\n", "weak0");
   ExpectRefused("  wand [7:0] w;\n  assign w = a;\n  assign w = b;\n  assign out = w;\n", "wand");

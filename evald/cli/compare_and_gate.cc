@@ -71,7 +71,8 @@ namespace {
 void AddMetricOption(CLI::App* cmd, std::string* metric) {
   cmd->add_option("--metric", *metric,
                   "simulation (the benchmark's rule) | strict (only passes formal proved or "
-                  "bounded count; needs reports graded with --formal)");
+                  "bounded count) | unverified (only passes formal could not judge); strict and "
+                  "unverified need reports graded with --formal");
 }
 
 StatusOr<v1::EvalReport> LoadReportFor(const std::string& what, const std::string& data,
@@ -129,6 +130,7 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
   struct Flags {
     std::string report, baseline, thresholds, junit, markdown, data, metric = "simulation";
     double alpha = 0.05;
+    std::optional<double> max_unverified;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -140,6 +142,10 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--baseline", f->baseline,
                   "fail on a significant regression against this report");
   cmd->add_option("--alpha", f->alpha, "significance level for the regression check")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--max-unverified", f->max_unverified,
+                  "fail when more than this share of the passes (0-1) are unverified: formal "
+                  "could not judge them (needs reports graded with --formal)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--junit", f->junit, "write JUnit XML");
   cmd->add_option("--markdown", f->markdown, "write a Markdown summary");
@@ -155,6 +161,7 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
       if (!report.ok()) return fail(report.status());
       GateOptions opts;
       opts.alpha = f->alpha;
+      opts.max_unverified = f->max_unverified;
       if (!f->thresholds.empty()) {
         auto t = ParseThresholds(f->thresholds);
         if (!t.ok()) return fail(t.status());
@@ -166,9 +173,10 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
         if (!b.ok()) return fail(b.status());
         baseline = std::move(*b);
         opts.baseline = &*baseline;
+        opts.baseline_name = f->baseline;
       }
-      if (opts.thresholds.empty() && !opts.baseline)
-        return fail(Status::InvalidArgument("give --min and/or --baseline"));
+      if (opts.thresholds.empty() && !opts.baseline && !opts.max_unverified)
+        return fail(Status::InvalidArgument("give --min, --baseline and/or --max-unverified"));
       GateResult result = EvaluateGate(*report, opts);
       if (!f->junit.empty()) {
         Status st = WriteFileAtomic(f->junit, GateJUnitXml(*report, result));

@@ -56,6 +56,27 @@ StatusOr<std::vector<GateThreshold>> ParseThresholds(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// The share of passes formal could not judge, against a maximum.
+GateCheck UnverifiedCheck(const v1::EvalReport& report, double maximum) {
+  GateCheck c;
+  c.name = fmt::format("unverified passes <= {:.1f}% of passes", 100 * maximum);
+  if (!report.grading().cross_checks().formal()) {
+    c.message = "the report has no formal checks (grade with --formal passes or all)";
+    return c;
+  }
+  int passes = 0;  // simulation passes, whatever metric the report was loaded for
+  for (const auto& s : report.samples()) passes += s.verdict() == "." ? 1 : 0;
+  const int unverified = report.summary().formal_unverified();
+  const double share = passes ? static_cast<double>(unverified) / passes : 0.0;
+  c.passed = share <= maximum + 1e-12;
+  c.message = fmt::format("{} of {} passes unverified ({:.1f}%)", unverified, passes, 100 * share);
+  return c;
+}
+
+}  // namespace
+
 GateResult EvaluateGate(const v1::EvalReport& report, const GateOptions& options) {
   GateResult r;
   for (const auto& t : options.thresholds) {
@@ -75,10 +96,14 @@ GateResult EvaluateGate(const v1::EvalReport& report, const GateOptions& options
     r.passed &= c.passed;
     r.checks.push_back(std::move(c));
   }
+  if (options.max_unverified) {
+    r.checks.push_back(UnverifiedCheck(report, *options.max_unverified));
+    r.passed &= r.checks.back().passed;
+  }
   if (options.baseline) {
     CompareOptions co;
     co.alpha = options.alpha;
-    co.label_a = "baseline";
+    co.label_a = options.baseline_name;
     co.label_b = "candidate";
     co.ks.clear();
     for (int k : report.k()) co.ks.push_back(k);
@@ -88,14 +113,19 @@ GateResult EvaluateGate(const v1::EvalReport& report, const GateOptions& options
       GateCheck c;
       c.name = fmt::format("no significant pass@{} regression vs baseline", kc.k());
       double p = DecisiveP(*r.comparison, kc.k());
-      bool regressed = kc.delta() < 0 && p >= 0 && p < options.alpha;
+      const bool significant = p >= 0 && p < options.alpha;
+      bool regressed = kc.delta() < 0 && significant;
       c.passed = !regressed;
       c.message = fmt::format(
-          "delta {:+.4f} (95% CI {:+.4f} to {:+.4f}), p = {:.4g}, {} better / {} worse", kc.delta(),
-          kc.delta_ci95().low(), kc.delta_ci95().high(), p, kc.better(), kc.worse());
+          "delta {:+.4f} (95% CI {:+.4f} to {:+.4f}), p = {:.4g}, {} better / {} worse, over {} "
+          "problems both reports share",
+          kc.delta(), kc.delta_ci95().low(), kc.delta_ci95().high(), p, kc.better(), kc.worse(),
+          r.comparison->shared_problems());
       // A passed check is "no significant regression", never "no regression": say what this
-      // evaluation could have seen.
-      if (!regressed)
+      // evaluation could have seen — unless it saw a significant improvement.
+      if (significant && kc.delta() > 0)
+        c.message += "; a significant improvement over the baseline";
+      else if (!regressed)
         c.message += fmt::format(
             "; not significant - minimum detectable effect at 80% power {} over problems like "
             "these, {} on this problem set",
@@ -169,6 +199,11 @@ std::string GateMarkdown(const v1::EvalReport& report, const GateResult& result)
     md += fmt::format("| {} | {} | {} |\n", MarkdownEscape(c.name), c.passed ? "pass" : "**FAIL**",
                       MarkdownEscape(c.message));
   if (result.comparison) {
+    const v1::Comparison& cmp = *result.comparison;
+    md += fmt::format(
+        "\nAgainst the baseline {}: {} problems both reports share ({} only in the "
+        "baseline, {} only in the candidate).\n",
+        MarkdownEscape(cmp.a()), cmp.shared_problems(), cmp.only_in_a_size(), cmp.only_in_b_size());
     md += "\n" + MarkdownEscape(result.comparison->conclusion()) + "\n";
     if (result.comparison->lost_size() || result.comparison->gained_size()) {
       md += "\n| problem | vs baseline |\n|---|---|\n";

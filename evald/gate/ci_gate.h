@@ -23,7 +23,11 @@ StatusOr<std::vector<GateThreshold>> ParseThresholds(const std::string& text);
 struct GateOptions {
   std::vector<GateThreshold> thresholds;
   const v1::EvalReport* baseline = nullptr;  // "no significant regression against" it
+  std::string baseline_name = "baseline";    // how the renderings name it (a path, a run id)
   double alpha = 0.05;
+  // At most this share of the passes may be ones formal could not judge (unverified); the
+  // report must have formal checks.
+  std::optional<double> max_unverified;
 };
 
 struct GateCheck {

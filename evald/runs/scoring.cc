@@ -168,14 +168,19 @@ bool UnverifiedPass(const v1::SampleResult& s) {
 
 StatusOr<v1::EvalReport> ReportForMetric(v1::EvalReport report, std::string_view metric) {
   if (metric == "simulation") return report;
-  if (metric != "strict")
+  if (metric != "strict" && metric != "unverified")
     return Status::InvalidArgument("unknown metric '" + std::string(metric) +
-                                   "' (expected simulation or strict)");
+                                   "' (expected simulation, strict or unverified)");
   if (!report.grading().cross_checks().formal())
     return Status::InvalidArgument(
-        "the report has no formal checks (grade with --formal passes or all) and so no strict "
-        "metric");
-  for (auto& s : *report.mutable_samples()) s.set_passed(StrictPass(s));
+        "the report has no formal checks (grade with --formal passes "
+        "or all) and so no " +
+        std::string(metric) + " metric");
+  // unverified: pass@k of the passes formal could not judge, the part of a pass rate that
+  // rests on the testbench alone.
+  const bool strict = metric == "strict";
+  for (auto& s : *report.mutable_samples())
+    s.set_passed(strict ? StrictPass(s) : UnverifiedPass(s));
   ComputeMetrics({report.k().begin(), report.k().end()}, &report);
   return report;
 }

@@ -399,7 +399,8 @@ HttpResponse Api::ResumeRun(Call& c) {
 HttpResponse Api::Compare(Call& c) {
   if (c.query["a"].empty() || c.query["b"].empty())
     return Fail(c.req, Status::InvalidArgument("give two runs: /v1/compare?a=RUN&b=RUN"));
-  // ?metric=strict: only passes formal proved or bounded count (docs/verdicts.md).
+  // ?metric=strict: only passes formal proved or bounded count; unverified: only those formal
+  // could not judge (docs/verdicts.md).
   const std::string metric = c.query["metric"].empty() ? "simulation" : c.query["metric"];
   auto a = records_.Report(c.query["a"]);
   if (!a.ok()) return Fail(c.req, a.status());
