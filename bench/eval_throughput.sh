@@ -4,16 +4,21 @@
 # (every wrong design simulated to its end) against the default (stop at the first mismatch),
 # with every sample's verdict letter and benchmark letter compared between the two.
 #   bench/eval_throughput.sh [--benchmark DIR] [--problems N] [--n 20] [--jobs 2]
-# Sets: the 156 references, and a large set (references + mutants, n per problem, duplicates).
-# Prints samples/s for both and their ratio. Needs a build in build/ (scripts/setup.sh).
+#                            [--sets "refs large real"]
+# Sets: the 156 references; a large set (references + mutants, n per problem, duplicates); and
+# a set shaped like real completions (make_sample_set.py --set real: distinct texts, compile
+# failures, hangs, wrong designs on the TIMEOUT problems), measured with `--formal off` and with
+# the default, and profiled: where evald's time goes, by problem and by verdict.
+# Prints samples/s and ratios. Needs a build in build/ (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCHMARK=../shared/verilog-eval
 PROBLEMS=0
 N=20
 JOBS=2
+SETS="refs large real"
 source bench/args.sh
-parse_args "BENCHMARK PROBLEMS N JOBS" "$@"
+parse_args "BENCHMARK PROBLEMS N JOBS SETS" "$@"
 BENCH="$BENCHMARK"
 EVALD=${EVALD:-$(find_evald)}
 FOLDER="$(cd "$BENCH/dataset_spec-to-rtl" && pwd)"
@@ -65,7 +70,55 @@ PY
   grep -E "^(pass@|benchmark pass_rate|categories)" "$TMP/$set-out.txt" | sed 's/^/  /'
 }
 
+# The real-completion-shaped set: the plain procedure, evald --formal off and evald's default,
+# in this order, then the profile of the formal-off run and formal's share of the default.
+run_real() {
+  python3 bench/make_sample_set.py --benchmark "$BENCH" --set real --n "$N" \
+    --problems "$PROBLEMS" --out "$TMP/real.jsonl" --codes-dir "$TMP/real-codes"
+  local count t0 t1 t2 t3 t4
+  count=$(wc -l < "$TMP/real.jsonl")
+  t0=$(now)
+  bench/plain_procedure.sh "$FOLDER" "$TMP/real-codes"
+  t1=$(now)
+  "$EVALD" eval --dataset "$BENCH" --task spec-to-rtl --samples "$TMP/real.jsonl" --jobs "$JOBS" \
+    --formal off --json "$TMP/real-off.json" > /dev/null 2> "$TMP/real-off-err.txt"
+  t2=$(now)
+  "$EVALD" eval --dataset "$BENCH" --task spec-to-rtl --samples "$TMP/real.jsonl" --jobs "$JOBS" \
+    --json "$TMP/real-default.json" > /dev/null 2> "$TMP/real-default-err.txt"
+  t3=$(now)
+  echo "set=real samples=$count"
+  python3 - "$t0" "$t1" "$t2" "$t3" "$TMP/real-off.json" "$TMP/real-default.json" <<'PY'
+import collections, json, sys
+t0, t1, t2, t3 = map(float, sys.argv[1:5])
+off, default = (json.load(open(f)) for f in sys.argv[5:7])
+plain, evald_off, evald_default = t1 - t0, t2 - t1, t3 - t2
+print(f"  plain sequential procedure (no sandbox): {plain:.1f} s")
+print(f"  evald eval --formal off:                 {evald_off:.1f} s   ratio {plain / evald_off:.2f}x")
+print(f"  evald eval (default, formal on passes):  {evald_default:.1f} s   ratio {plain / evald_default:.2f}x")
+a, b = off["samples"], default["samples"]
+same = sum(1 for x, y in zip(a, b) if x["passed"] == y["passed"] and x["verdict"] == y["verdict"])
+print(f"  letters, formal off vs default: {same}/{len(a)} equal")
+# Time inside the sandbox, summed over the samples that ran (a repeated text runs once).
+by_problem, by_verdict = collections.Counter(), collections.Counter()
+for s in a:
+    t = s.get("compile_seconds", 0) + s.get("simulate_seconds", 0)
+    by_problem[s["problem"]] += t
+    by_verdict[s["verdict"]] += t
+total = sum(by_problem.values()) or 1
+compile_total = sum(s.get("compile_seconds", 0) for s in a)
+print(f"  profile (--formal off): {total:.1f} s of compile + simulate summed over samples, "
+      f"compilation {100 * compile_total / total:.0f}%")
+print("    by problem: " + ", ".join(f"{p} {100 * t / total:.0f}%" for p, t in by_problem.most_common(6)))
+print("    by verdict: " + ", ".join(f"{v} {100 * t / total:.0f}% ({sum(1 for s in a if s['verdict'] == v)})"
+                                     for v, t in by_verdict.most_common()))
+formal = sum(s.get("formal", {}).get("seconds", 0) for s in b)
+print(f"  formal (default run): {formal:.1f} s over {sum(1 for s in b if s.get('formal'))} samples, "
+      f"outcomes {dict(collections.Counter(s['formal']['outcome'] for s in b if s.get('formal')))}")
+PY
+}
+
 echo "evald eval throughput, $(nproc) CPUs, $(date -u +%Y-%m-%dT%H:%MZ)"
 grep "sandbox layers" -m1 <("$EVALD" dataset check --dataset datasets/builtin 2>&1) | sed 's/^.*info /  /'
-run_set refs
-run_set large
+for set in $SETS; do
+  if [ "$set" = real ]; then run_real; else run_set "$set"; fi
+done

@@ -13,9 +13,9 @@ Calibration CalibrateProblem(SandboxWorker& worker, SimulatorKind simulator,
                              DesignRun* run_out) {
   Calibration cal;
   const std::string design = ReferenceAsDesign(problem.reference);
-  DesignRun run = RunDesign(worker, simulator, limits, problem, design);
-  Verdict v = ClassifyRun(run, simulator, design, nullptr);
-  if (run_out) *run_out = std::move(run);
+  GradedRun graded = RunAndClassify(worker, simulator, limits, problem, design, nullptr);
+  const Verdict& v = graded.verdict;
+  if (run_out) *run_out = std::move(graded.run);
   cal.compile_seconds = v.compile_seconds;
   cal.simulate_seconds = v.simulate_seconds;
   cal.simulate_cpu_seconds = v.simulate_cpu_seconds;

@@ -40,6 +40,20 @@ FormalVerdict FromRun(const FormalRun& run) {
   return v;
 }
 
+FormalRun RunFormalJob(SandboxWorker& worker, const Problem& problem, const std::string& design,
+                       const FormalOptions& options) {
+  sandbox::JobRequest job = BuildFormalJob(problem, design, RandomHex(8), options);
+  auto deadline = std::chrono::milliseconds(job.steps(0).timeout_ms() + 10000);
+  auto response = worker.Run(job, deadline);
+  if (!response.ok()) {
+    FormalRun run;
+    run.reason = "sandbox: " + response.status().message();
+    run.cacheable = false;
+    return run;
+  }
+  return ParseFormalResponse(*response, options);
+}
+
 }  // namespace
 
 FormalVerdict CheckEquivalence(SandboxWorker& worker, const Problem& problem,
@@ -53,17 +67,11 @@ FormalVerdict CheckEquivalence(SandboxWorker& worker, const Problem& problem,
     v.detail = "formal does not model this design as the simulator runs it: " + f.reason;
     return v;
   }
-  sandbox::JobRequest job = BuildFormalJob(problem, design, RandomHex(8), options);
-  auto deadline = std::chrono::milliseconds(job.steps(0).timeout_ms() + 10000);
-  auto response = worker.Run(job, deadline);
-  if (!response.ok()) {
-    FormalVerdict v;
-    v.outcome = FormalOutcome::kUnknown;
-    v.detail = "sandbox: " + response.status().message();
-    v.cacheable = false;
-    return v;
-  }
-  FormalRun run = ParseFormalResponse(*response, options);
+  FormalRun run = RunFormalJob(worker, problem, design, options);
+  // A run the machine ended (the wall-clock backstop, a sandbox fault) says nothing about the
+  // design: tried again, as a simulation is (grader.h kWallClockAttempts).
+  for (int attempt = 1; !run.cacheable && attempt < kWallClockAttempts; ++attempt)
+    run = RunFormalJob(worker, problem, design, options);
   FormalVerdict v = FromRun(run);
   if (run.outcome != FormalOutcome::kCounterexample) return v;
   // A candidate counts only when simulation shows it.

@@ -1,5 +1,7 @@
 #include "harness/grader.h"
 
+#include <spdlog/spdlog.h>
+
 #include <signal.h>
 
 #include <cstdint>
@@ -123,6 +125,7 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
       v->category = category::kTimeout;
       v->detail = std::string(what) + " exceeded its wall-clock backstop" + Times(step);
       v->cacheable = false;
+      v->wall_clock_backstop = true;
       return true;
     case StepResult::OUTPUT_LIMIT:
       v->category = category::kResourceLimit;
@@ -286,11 +289,29 @@ StatusOr<std::string> CheckedDesignText(SandboxWorker& worker, SimulatorKind sim
   return compiled;
 }
 
+GradedRun RunAndClassify(SandboxWorker& worker, SimulatorKind simulator,
+                         const SimulatorLimits& limits, const Problem& problem,
+                         const std::string& design, const Calibration* calibration) {
+  GradedRun g;
+  for (int attempt = 1;; ++attempt) {
+    g.run = RunDesign(worker, simulator, limits, problem, design);
+    g.verdict = ClassifyRun(g.run, simulator, design, calibration);
+    if (!g.verdict.wall_clock_backstop) return g;
+    if (attempt == kWallClockAttempts) break;
+    spdlog::warn("{}: {} (the machine's load, not the design); simulating it again", problem.name,
+                 g.verdict.detail);
+  }
+  g.verdict.category = category::kInternalError;
+  g.verdict.passed = false;
+  g.verdict.detail = "not graded: the machine is too loaded (" + g.verdict.detail + ", " +
+                     std::to_string(kWallClockAttempts) + " times)";
+  return g;
+}
+
 Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,
                     const Problem& problem, const std::string& design,
                     const Calibration* calibration) {
-  return ClassifyRun(RunDesign(worker, simulator, limits, problem, design), simulator, design,
-                     calibration);
+  return RunAndClassify(worker, simulator, limits, problem, design, calibration).verdict;
 }
 
 namespace {

@@ -52,6 +52,9 @@ struct Verdict {
   // memory-limit kill (the cgroup is the worker's), the wall-clock backstop, state found left
   // behind. Such verdicts are reported but never cached.
   bool cacheable = true;
+  // The wall-clock backstop ended a step: the machine's load, not the design (every wait in a
+  // simulation is simulated time, and the CPU-time limit ends a design that spins).
+  bool wall_clock_backstop = false;
   // The second and third opinions (formal, synthesis) when they were asked for; cached
   // separately from the simulation verdict (CrossCheckKey).
   bool cross_checked = false;
@@ -92,7 +95,19 @@ DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
 Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::string& design,
                     const Calibration* calibration);
 
-// RunDesign + ClassifyRun.
+// RunDesign + ClassifyRun, run again where the wall-clock backstop ended a step (up to
+// kWallClockAttempts in all). When every attempt ended so, the verdict is '!' (the machine could
+// not grade it; never cached, simulated again next time), never a 'T' that load produced.
+inline constexpr int kWallClockAttempts = 3;
+struct GradedRun {
+  DesignRun run;
+  Verdict verdict;
+};
+GradedRun RunAndClassify(SandboxWorker& worker, SimulatorKind simulator,
+                         const SimulatorLimits& limits, const Problem& problem,
+                         const std::string& design, const Calibration* calibration);
+
+// RunAndClassify's verdict.
 Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const SimulatorLimits& limits,
                     const Problem& problem, const std::string& design,
                     const Calibration* calibration);

@@ -157,4 +157,36 @@ std::string StripAttributes(std::string_view s) {
   });
 }
 
+std::string LayoutFreeKey(std::string_view source) {
+  using Kind = VerilogToken::Kind;
+  std::string key;
+  const VerilogToken* previous = nullptr;
+  bool directive_on_line = false;  // a directive's arguments end with its line
+  for (const VerilogToken& t : TokenizeVerilog(source)) {
+    if (previous != nullptr && t.line != previous->line) {
+      if (directive_on_line) key += '\n';
+      directive_on_line = false;
+    }
+    directive_on_line = directive_on_line || t.kind == Kind::kDirective;
+    // Only punctuation can run together into another token (`-` `-` is `--`, `<` `=` is
+    // `<=`), and `'` into a literal: there, whether anything separates two tokens is kept.
+    if (previous != nullptr && previous->kind == Kind::kPunct && t.kind == Kind::kPunct) {
+      const bool touching = previous->text.data() + previous->text.size() == t.text.data();
+      key += touching ? '\0' : ' ';
+    }
+    const auto apostrophe = [](const VerilogToken& x) {
+      return x.kind == Kind::kPunct && x.text == "'";
+    };
+    if (previous != nullptr && (apostrophe(*previous) || apostrophe(t))) {
+      const bool touching = previous->text.data() + previous->text.size() == t.text.data();
+      key += touching ? '\0' : ' ';
+    }
+    key += static_cast<char>('a' + static_cast<int>(t.kind));
+    if (t.escaped) key += '\\';
+    key += std::to_string(t.text.size()) + ":" + std::string(t.text);
+    previous = &t;
+  }
+  return key;
+}
+
 }  // namespace evald

@@ -43,4 +43,12 @@ std::string StripComments(std::string_view source);
 // reads of a design is this text, so that it judges the design the simulator runs.
 std::string StripAttributes(std::string_view source);
 
+// The source as its tokens, each with its kind, and nothing else but what decides how tokens
+// read: whether two punctuation tokens (or an apostrophe and its neighbour) touch, and the line
+// breaks after directives (whose arguments end with the line). Two texts with the same key are
+// the same program to any tool that reads tokens — comments, blank lines, indentation and
+// spacing aside — while `a--b` and `a - -b` stay apart. What formal results are shared by
+// (cross_check_runner.h).
+std::string LayoutFreeKey(std::string_view source);
+
 }  // namespace evald

@@ -6,7 +6,10 @@
 #include <set>
 
 #include "base/hash.h"
+#include "base/py_text.h"
 #include "datasets/dataset.h"
+#include "evald/gate/ci_gate.h"
+#include "evald/runs/cross_check_runner.h"
 #include "evald/runs/dataset_audit.h"
 #include "evald/runs/evaluation.h"
 #include "evald/runs/grading_settings.h"
@@ -15,6 +18,7 @@
 #include "harness/calibration.h"
 #include "harness/counterexample_replay.h"
 #include "harness/cross_check.h"
+#include "harness/failure_category.h"
 #include "harness/grader.h"
 #include "harness/reference_mutants.h"
 #include "harness/verilog_lexer.h"
@@ -295,6 +299,44 @@ TEST_F(CrossCheckTest, WhatYosysReadsDifferentlyFromTheSimulatorIsNotJudged) {
   EXPECT_TRUE(Simulate("Bi02_mux2_byte", glitch).passed);
 }
 
+// Two designs whose compiled texts differ only in comments and layout are one miter: checked
+// once. A design with the reference's tokens is the reference. A real change is checked anew.
+TEST_F(CrossCheckTest, DesignsThatDifferOnlyInCommentsAndLayoutShareOneCheck) {
+  VerdictCache no_store(nullptr);
+  CrossCheckOptions options;
+  options.formal = true;
+  CrossCheckRunner runner(options, no_store);
+  runner.set_yosys_version("test");
+  SimulatorTool sim;
+  sim.base = sim.key_limits = DefaultLimits(SimulatorKind::kIcarus);
+  sim.version = "test";
+  auto check = [&](const std::string& code) {
+    Verdict v;
+    v.passed = true;
+    v.category = category::kPass;
+    runner.Run(*worker_, P("Bi02_mux2_byte"), code, sim, "", &v);
+    return v.cross.formal;
+  };
+  const std::string a =
+      std::string(kMuxHeader) + "  always @* begin out = a; if (sel) out = b; end\nendmodule\n";
+  const std::string b =
+      "// sample 2\n" + std::string(kMuxHeader) +
+      "\n  always @*\n    begin\n      out = a;   // default\n      if (sel) out = b;\n"
+      "    end\nendmodule\n";
+  EXPECT_EQ(check(a).outcome, FormalOutcome::kProven);
+  EXPECT_EQ(check(b).outcome, FormalOutcome::kProven);
+  EXPECT_EQ(runner.runs(), 1);
+  EXPECT_EQ(runner.shared_hits(), 1);
+  FormalVerdict other = check(std::string(kMuxHeader) + "  assign out = sel ? a : b;\nendmodule\n");
+  EXPECT_EQ(other.outcome, FormalOutcome::kCounterexample) << other.detail;
+  EXPECT_EQ(runner.runs(), 2);
+  FormalVerdict ref =
+      check("// the reference, reindented\n" +
+            py::ReplaceAll(ReferenceAsDesign(P("Bi02_mux2_byte").reference), "\n", "\n\n  "));
+  EXPECT_EQ(ref.mode, "identical") << ref.detail;
+  EXPECT_EQ(runner.runs(), 2);
+}
+
 TEST_F(CrossCheckTest, UnsupportedDesignsAreUnknownWithAReason) {
   FormalVerdict v = Formal("Bi02_mux2_byte", std::string(kMuxHeader) +
                                                  "  assign out = missing_module_output;\n"
@@ -345,6 +387,19 @@ TEST(CrossCheckParsing, ReplayBenchRefusesNamesThatAreNotPlainIdentifiers) {
   s.gold = {{"out", "1"}};
   s.gate = {{"out", "0"}};
   EXPECT_FALSE(BuildReplayBench({s}, "cycle", "n").ok());
+}
+
+TEST(CrossCheckParsing, TheLayoutFreeKeyKeepsEverythingButCommentsAndLayout) {
+  EXPECT_EQ(LayoutFreeKey("assign y = a & b; // and\n"), LayoutFreeKey("\n\n  assign  y=\ta &b;"));
+  EXPECT_EQ(LayoutFreeKey("x = /* c */ y;"), LayoutFreeKey("x = y;"));
+  EXPECT_NE(LayoutFreeKey("y = a--b;"), LayoutFreeKey("y = a - -b;"));
+  EXPECT_NE(LayoutFreeKey("y = a <= b;"), LayoutFreeKey("y = a < = b;"));
+  EXPECT_NE(LayoutFreeKey("$display(\"a\");"), LayoutFreeKey("$display(\"b\");"));
+  EXPECT_NE(LayoutFreeKey("\\foo  = 1;"), LayoutFreeKey("foo = 1;"));
+  EXPECT_NE(LayoutFreeKey("a = \"b\";"), LayoutFreeKey("a = b;"));
+  EXPECT_NE(LayoutFreeKey("`timescale 1ns/1ps\nmodule m; endmodule"),
+            LayoutFreeKey("`timescale 1ns/1ps module m; endmodule"));
+  EXPECT_NE(LayoutFreeKey("8'hff"), LayoutFreeKey("8'hfe"));
 }
 
 TEST(CrossCheckParsing, AttributesAreGoneForYosysEventControlsStay) {
@@ -471,6 +526,20 @@ TEST_F(CrossCheckPipelineTest, APassFormalCannotJudgeIsUnverifiedNeverStrict) {
   auto strict = ReportForMetric(*report, "strict");
   ASSERT_TRUE(strict.ok());
   EXPECT_DOUBLE_EQ(strict->summary().pass_at().at("1"), 0.5);
+  // Its own metric (for comparisons) and its own gate.
+  auto unverified = ReportForMetric(*report, "unverified");
+  ASSERT_TRUE(unverified.ok());
+  EXPECT_DOUBLE_EQ(unverified->summary().pass_at().at("1"), 0.5);
+  EXPECT_EQ(unverified->problems(0).c(), 1);
+  GateOptions gate;
+  gate.max_unverified = 0.4;
+  GateResult over = EvaluateGate(*report, gate);
+  EXPECT_FALSE(over.passed);
+  ASSERT_EQ(over.checks.size(), 1u);
+  EXPECT_NE(over.checks[0].message.find("1 of 2 passes unverified"), std::string::npos)
+      << over.checks[0].message;
+  gate.max_unverified = 0.5;
+  EXPECT_TRUE(EvaluateGate(*strict, gate).passed) << "a strict view counts the same passes";
 }
 
 TEST_F(CrossCheckPipelineTest, AReportWithoutFormalHasNoStrictView) {

@@ -62,6 +62,23 @@ TEST_F(GradingTest, CorrectDesignPasses) {
   EXPECT_EQ(v.samples_checked, 800);
 }
 
+// A step the wall-clock backstop ends says something about the machine, not the design: it is
+// run again, and when every attempt ends so the sample is '!' (not graded, never cached), not a
+// 'T' the load produced. Here the backstop is made too short for any compile.
+TEST_F(GradingTest, AWallClockBackstopIsTheMachinesFaultNeverAVerdict) {
+  Grade("Bi01_and_gate", "");  // calibrated with the normal limits
+  SimulatorLimits limits = DefaultLimits(SimulatorKind::kIcarus);
+  limits.compile_timeout_ms = 1;
+  Verdict v = GradeDesign(
+      *worker_, SimulatorKind::kIcarus, limits, *dataset_->Find("Bi01_and_gate"),
+      std::string(kAndHeader) + "  assign out = a & b;\nendmodule\n", &cal_.at("Bi01_and_gate"));
+  EXPECT_EQ(v.category, '!') << v.detail;
+  EXPECT_FALSE(v.passed);
+  EXPECT_FALSE(v.cacheable);
+  EXPECT_NE(v.detail.find("the machine is too loaded"), std::string::npos) << v.detail;
+  EXPECT_NE(v.detail.find("3 times"), std::string::npos) << v.detail;
+}
+
 // Stopping at the first mismatch changes the count, never pass/fail or the letter.
 TEST_F(GradingTest, StoppingAtTheFirstMismatchKeepsVerdictAndLetter) {
   const std::string right = std::string(kAndHeader) + "  assign out = a & b;\nendmodule\n";

@@ -2,6 +2,7 @@
 
 #include "harness/grader.h"
 #include "harness/testbench_hardening.h"
+#include "harness/verilog_lexer.h"
 
 namespace evald {
 
@@ -26,17 +27,8 @@ void CrossCheckRunner::Run(SandboxWorker& worker, const Problem& problem, const 
                            const SimulatorTool& sim, std::string compiled, Verdict* v) {
   const CrossCheckPlan plan = PlanCrossChecks(options_, *v);
   v->cross_checked = true;
-  if (code == ReferenceAsDesign(problem.reference)) {
-    // The reference's own text: equivalent by construction, its figures the reference's.
-    if (plan.formal) {
-      v->cross.formal.outcome = FormalOutcome::kProven;
-      v->cross.formal.mode = "identical";
-      v->cross.formal.detail = "the design is the reference's text";
-    }
-    if (plan.synthesis)
-      v->cross.synthesis = v->cross.reference_synthesis = ReferenceSynthesis(worker, problem);
-    return;
-  }
+  const std::string reference = ReferenceAsDesign(problem.reference);
+  if (code == reference) return AsTheReference(worker, problem, plan, v);
   if (compiled.empty()) {
     auto text = CheckedDesignText(worker, sim.kind, sim.base, code);
     if (!text.ok()) {
@@ -47,8 +39,17 @@ void CrossCheckRunner::Run(SandboxWorker& worker, const Problem& problem, const 
     }
     compiled = std::move(*text);
   }
+  const std::string layout_free = LayoutFreeKey(compiled);
+  if (layout_free == LayoutFreeKey(reference)) return AsTheReference(worker, problem, plan, v);
   // Every distinct design gets its own check and its own budget: none is skipped because another
   // design of the same problem spent its time (a hostile one could otherwise blind the rest).
+  // A design whose compiled text has the tokens of one already checked is that same miter.
+  const std::string shared = KeyFor(problem, "layout-free:" + layout_free, sim, *v);
+  if (AttachShared(shared, v)) {
+    ++shared_hits_;
+    Keep(problem, code, sim, *v);
+    return;
+  }
   if (plan.formal)
     v->cross.formal = CheckEquivalence(worker, problem, compiled, options_.formal_options,
                                        DefaultLimits(SimulatorKind::kIcarus));
@@ -58,6 +59,39 @@ void CrossCheckRunner::Run(SandboxWorker& worker, const Problem& problem, const 
   }
   ++runs_;
   Keep(problem, code, sim, *v);
+  KeepShared(shared, *v);
+}
+
+void CrossCheckRunner::AsTheReference(SandboxWorker& worker, const Problem& problem,
+                                      const CrossCheckPlan& plan, Verdict* v) {
+  // The reference's own text (comments and layout aside): equivalent by construction, its
+  // figures the reference's.
+  if (plan.formal) {
+    v->cross.formal.outcome = FormalOutcome::kProven;
+    v->cross.formal.mode = "identical";
+    v->cross.formal.detail = "the design is the reference's text (comments and layout aside)";
+  }
+  if (plan.synthesis)
+    v->cross.synthesis = v->cross.reference_synthesis = ReferenceSynthesis(worker, problem);
+}
+
+bool CrossCheckRunner::AttachShared(const std::string& key, Verdict* v) {
+  {
+    MutexLock lock(shared_mu_);
+    auto it = shared_.find(key);
+    if (it != shared_.end()) {
+      v->cross = it->second;
+      return true;
+    }
+  }
+  return cache_.AttachCrossCheck(key, v);
+}
+
+void CrossCheckRunner::KeepShared(const std::string& key, const Verdict& v) {
+  if (!v.cross.cacheable()) return;
+  cache_.KeepCrossCheck(key, v);
+  MutexLock lock(shared_mu_);
+  shared_.emplace(key, v.cross);
 }
 
 SynthStats CrossCheckRunner::ReferenceSynthesis(SandboxWorker& worker, const Problem& problem) {

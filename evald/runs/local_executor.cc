@@ -58,8 +58,9 @@ void LocalExecutor::Simulate(SandboxWorker& worker, const SimulationJob& job, Gr
   MaybeInjectCrash(job.code);
   // key_limits: the base limits with the session's fixed timeout and early-stop choice.
   const SimulatorLimits limits = LimitsForProblem(sim.key_limits, cal, sim.fixed_timeout_ms);
-  DesignRun run = RunDesign(worker, sim.kind, limits, problem, job.code);
-  out->verdict = ClassifyRun(run, sim.kind, job.code, &cal);
+  GradedRun graded = RunAndClassify(worker, sim.kind, limits, problem, job.code, &cal);
+  DesignRun& run = graded.run;
+  out->verdict = std::move(graded.verdict);
   out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   out->source = VerdictSource::kSimulated;
   if (out->verdict.category == category::kInternalError) {
