@@ -78,6 +78,27 @@ TEST(Leaderboard, RanksFinishedRunsAndRendersEveryFormat) {
   EXPECT_FALSE(RenderLeaderboard(b, "xml").ok());
 }
 
+// One rounding everywhere (strict pass@1 0.54165 is 0.5417 beside pass@1 0.5417, not a
+// truncated 0.5416), and no "-0.0000" from an interval bound computed as -0.0.
+TEST(Leaderboard, FiguresAreRoundedOnceAndZeroHasNoSign) {
+  v1::Run r = FinishedRun("run-1", "a", 0.54166, {{".", 10}});
+  v1::ConfidenceInterval ci;
+  ci.set_low(-0.0);
+  ci.set_high(0.9);
+  (*r.mutable_summary()->mutable_ci95())["1"] = ci;
+  (*r.mutable_summary()->mutable_strict_pass_at())["1"] = 0.54166;
+  v1::Leaderboard b = BuildLeaderboard({r}, {});
+  for (const char* format : {"markdown", "html"}) {
+    auto out = RenderLeaderboard(b, format);
+    ASSERT_TRUE(out.ok());
+    EXPECT_EQ(out->find("-0.0000"), std::string::npos) << format << "\n" << *out;
+    // (HTML's sort keys, data-v="0.541660", are not shown.)
+    EXPECT_EQ(out->find(" 0.5416"), std::string::npos) << format << "\n" << *out;
+    EXPECT_EQ(out->find(">0.5416"), std::string::npos) << format << "\n" << *out;
+    EXPECT_NE(out->find("0.5417"), std::string::npos) << format;
+  }
+}
+
 // Runs of uploaded samples (no checkpoint) side by side stay distinguishable: by their name,
 // else their labels, else their id.
 TEST(Leaderboard, UploadedRunsAreNamedByNameLabelsOrId) {

@@ -67,3 +67,29 @@ TEST(SamplesReader, ControlBytesOfTheInputNeverReachAMessage) {
 
 }  // namespace
 }  // namespace evald
+
+namespace evald {
+namespace {
+
+// The reader's and the planner's errors come separately; the list a person reads is in line
+// order, capped after the first kMaxKeptInputErrors.
+TEST(SamplesReader, InputErrorsAreKeptInLineOrder) {
+  google::protobuf::RepeatedPtrField<v1::InputError> errors;
+  for (int line : {50, 51, 49, 3}) {
+    v1::InputError* e = errors.Add();
+    e->set_line(line);
+    e->set_message("bad line " + std::to_string(line));
+  }
+  CapInputErrors(&errors, 0);
+  ASSERT_EQ(errors.size(), 4);
+  EXPECT_EQ(errors[0].line(), 3);
+  EXPECT_EQ(errors[1].line(), 49);
+  EXPECT_EQ(errors[2].line(), 50);
+  EXPECT_EQ(errors[3].line(), 51);
+  CapInputErrors(&errors, 7);
+  EXPECT_EQ(errors.size(), 5);
+  EXPECT_EQ(errors[4].line(), 0) << "the 'and N more' entry stays last";
+}
+
+}  // namespace
+}  // namespace evald

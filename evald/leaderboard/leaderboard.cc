@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "base/text_escape.h"
@@ -52,10 +53,16 @@ double PassAt(const v1::LeaderboardRow& r, int k) {
   return it == r.pass_at().end() ? -1 : it->second;
 }
 
+// Every figure shown to four places, rounded once, and never "-0.0000" (a bound computed as
+// -0.0 is zero).
+std::string Shown(double v) {
+  return fmt::format("{:.4f}", v == 0 ? 0.0 : v);
+}
+
 std::string Ci(const v1::LeaderboardRow& r, int k) {
   auto it = r.ci95().find(std::to_string(k));
   if (it == r.ci95().end()) return "";
-  return fmt::format("{:.4f}-{:.4f}", it->second.low(), it->second.high());
+  return Shown(it->second.low()) + "-" + Shown(it->second.high());
 }
 
 // The categories every run of the board uses, failures first by total count.
@@ -84,9 +91,10 @@ const char* CategoryColor(const std::string& c) {
 
 // The table's rows; every cell carries its sort value in data-v.
 // The run's strict pass@1 ("" when it was graded without formal checks).
-std::string StrictPassAt1(const v1::LeaderboardRow& r) {
+std::optional<double> StrictPassAt1(const v1::LeaderboardRow& r) {
   auto it = r.strict_pass_at().find("1");
-  return it == r.strict_pass_at().end() ? std::string() : fmt::format("{:.6f}", it->second);
+  if (it == r.strict_pass_at().end()) return std::nullopt;
+  return it->second;
 }
 
 std::string HtmlRows(const v1::Leaderboard& board) {
@@ -103,12 +111,12 @@ std::string HtmlRows(const v1::Leaderboard& board) {
     for (int k : ks) {
       double v = PassAt(r, k);
       rows += v < 0 ? "<td data-v=\"-1\">-</td>"
-                    : fmt::format("<td data-v=\"{:.6f}\">{:.4f}<br><small>{}</small></td>", v, v,
+                    : fmt::format("<td data-v=\"{:.6f}\">{}<br><small>{}</small></td>", v, Shown(v),
                                   Ci(r, k));
     }
-    const std::string strict = StrictPassAt1(r);
-    rows += strict.empty() ? "<td data-v=\"-1\">-</td>"
-                           : fmt::format("<td data-v=\"{}\">{}</td>", strict, strict.substr(0, 6));
+    const std::optional<double> strict = StrictPassAt1(r);
+    rows += !strict ? "<td data-v=\"-1\">-</td>"
+                    : fmt::format("<td data-v=\"{:.6f}\">{}</td>", *strict, Shown(*strict));
     rows += fmt::format("<td data-v=\"{}\">{}</td>", r.formal_refuted(), r.formal_refuted());
     rows += fmt::format("<td data-v=\"{}\">{}</td>", r.formal_unverified(), r.formal_unverified());
     rows += fmt::format("<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td></tr>\n", r.samples(),
@@ -340,7 +348,9 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
                    ? (v == r.pass_at().end() ? "" : ",,")
                    : fmt::format(",{:.6f},{:.6f}", ci->second.low(), ci->second.high());
       }
-      out += "," + CsvField(r.run_id()) + "," + StrictPassAt1(r) +
+      const std::optional<double> strict = StrictPassAt1(r);
+      out += "," + CsvField(r.run_id()) + "," +
+             (strict ? fmt::format("{:.6f}", *strict) : std::string()) +
              fmt::format(",{},{},{},{}\n", r.formal_refuted(), r.formal_proven_failures(),
                          r.median_area_ratio() > 0 ? fmt::format("{:.4f}", r.median_area_ratio())
                                                    : std::string(),
@@ -361,10 +371,10 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
                          MarkdownEscape(r.dataset() + " / " + r.task()));
       for (int k : ks) {
         double v = PassAt(r, k);
-        out += v < 0 ? " - |" : fmt::format(" {:.4f} ({}) |", v, Ci(r, k));
+        out += v < 0 ? " - |" : fmt::format(" {} ({}) |", Shown(v), Ci(r, k));
       }
-      const std::string strict = StrictPassAt1(r);
-      out += fmt::format(" {} | {} | {} | {} | {} |\n", strict.empty() ? "-" : strict.substr(0, 6),
+      const std::optional<double> strict = StrictPassAt1(r);
+      out += fmt::format(" {} | {} | {} | {} | {} |\n", strict ? Shown(*strict) : "-",
                          r.formal_refuted(), r.formal_unverified(), r.samples(),
                          MarkdownEscape(r.run_id()));
     }

@@ -1,5 +1,7 @@
 #include "evald/samples/samples_reader.h"
 
+#include <algorithm>
+
 #include <google/protobuf/util/json_util.h>
 
 #include "base/file_io.h"
@@ -79,6 +81,9 @@ void ParseLine(std::string_view raw, int line_no, SamplesFile* out) {
 void CapInputErrors(google::protobuf::RepeatedPtrField<v1::InputError>* errors,
                     int64_t dropped_before) {
   int64_t dropped = dropped_before;
+  std::stable_sort(
+      errors->begin(), errors->end(),
+      [](const v1::InputError& a, const v1::InputError& b) { return a.line() < b.line(); });
   if (errors->size() > kMaxKeptInputErrors) {
     dropped += errors->size() - kMaxKeptInputErrors;
     errors->DeleteSubrange(kMaxKeptInputErrors, errors->size() - kMaxKeptInputErrors);

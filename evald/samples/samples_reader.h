@@ -30,8 +30,9 @@ struct SamplesFile {
 inline constexpr int kMaxKeptInputErrors = 100;
 inline constexpr int kMaxSampleIndex = 1000000;
 
-// Keeps the first kMaxKeptInputErrors of `errors` and, when any were dropped (here or
-// `dropped_before`), ends the list with one entry (line 0) that says how many.
+// Puts `errors` in line order (the reader's and the planner's come separately), keeps the
+// first kMaxKeptInputErrors and, when any were dropped (here or `dropped_before`), ends the
+// list with one entry (line 0) that says how many.
 void CapInputErrors(google::protobuf::RepeatedPtrField<v1::InputError>* errors,
                     int64_t dropped_before);
 

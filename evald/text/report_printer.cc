@@ -72,6 +72,9 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
   std::string cats;
   for (const auto& [letter, count] : s.categories()) cats += fmt::format(" {}:{}", letter, count);
   out << "categories:" << cats << "\n";
+  // What each letter in the table means, for the letters it holds.
+  for (const auto& [letter, count] : s.categories())
+    if (!letter.empty()) out << fmt::format("  {}  {}\n", letter, CategoryDescription(letter[0]));
   for (const auto& c : report.calibration()) {
     if (!c.note().empty())
       out << fmt::format("note: {}: {}\n", c.problem(), EscapeControl(c.note()));
