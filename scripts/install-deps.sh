@@ -29,6 +29,18 @@ install_llama_cpp_reference() {
     echo "install-deps: could not install node-llama-cpp; the llama.cpp comparison tests will be skipped"
 }
 
+# The official OpenAI Node client, for the test that runs it unmodified against evald's server
+# (tests/reference/openai_client.mjs), beside node-llama-cpp so that the same scripts folder
+# resolves it.
+install_openai_client() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/.cache/node-llama-cpp"
+  if [ -d "$dir/node_modules/openai" ] || ! command -v npm >/dev/null; then return 0; fi
+  mkdir -p "$dir"
+  (cd "$dir" && npm i -E --omit=optional --no-audit --no-fund --loglevel=error openai@7.59.0) ||
+    echo "install-deps: could not install the openai client; its test will be skipped"
+}
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -36,6 +48,7 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"
   install_llama_cpp_reference
+  install_openai_client
   exit 0
 fi
 echo "install-deps: installing ${missing[*]}"
@@ -45,3 +58,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 install_llama_cpp_reference
+install_openai_client

@@ -8,6 +8,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 
+#include <google/protobuf/util/json_util.h>
+
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -17,6 +19,7 @@
 #include "base/file_io.h"
 #include "base/hash.h"
 #include "base/utf8.h"
+#include "daemon_client.h"
 #include "evald/backends/core_backend.h"
 #include "evald/backends/openai_wire.h"
 #include "evald/backends/recorded_backend.h"
@@ -692,6 +695,81 @@ TEST_F(CoreEndpoint, StreamedDeltasNeverOutrunAStopString) {
   EXPECT_EQ(out->completions[0].finish_reason, "stop");
   EXPECT_EQ(streamed.find("Lily"), std::string::npos);
   EXPECT_FALSE(streamed.empty());
+}
+
+// What the official clients send and expect: max_completion_tokens honoured, the usage chunk
+// with `"choices": []`, and fields evald does not implement refused by name, not ignored.
+TEST_F(CoreEndpoint, OfficialClientFieldsAreHonouredOrRefusedByName) {
+  const uint16_t port = server_->port();
+  auto post = [&](const std::string& path, const std::string& body) {
+    return testing::Http(port, "POST", path, "", body);
+  };
+  auto limited = post("/v1/chat/completions",
+                      R"({"model":"stories","messages":[{"role":"user","content":"Once"}],)"
+                      R"("max_completion_tokens":5,"seed":1})");
+  ASSERT_EQ(limited.status, 200) << limited.body;
+  EXPECT_NE(limited.body.find("\"completion_tokens\":5"), std::string::npos) << limited.body;
+
+  auto streamed =
+      post("/v1/completions", R"({"model":"stories","prompt":"Once","max_tokens":3,"stream":true,)"
+                              R"("stream_options":{"include_usage":true}})");
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  const size_t done = streamed.body.rfind("data: [DONE]");
+  ASSERT_NE(done, std::string::npos);
+  const size_t last = streamed.body.rfind("data: {", done);
+  ASSERT_NE(last, std::string::npos);
+  const std::string usage_chunk = streamed.body.substr(last, done - last);
+  EXPECT_NE(usage_chunk.find("\"choices\":[]"), std::string::npos) << usage_chunk;
+  EXPECT_NE(usage_chunk.find("\"usage\""), std::string::npos) << usage_chunk;
+
+  for (const char* field : {"echo", "best_of", "logprobs", "tools"}) {
+    auto refused =
+        post("/v1/completions", std::string(R"({"prompt":"Once",")") + field + R"(":true})");
+    EXPECT_EQ(refused.status, 400) << field;
+    EXPECT_NE(refused.body.find(std::string("`") + field + "` is not supported"), std::string::npos)
+        << refused.body;
+  }
+  auto unknown = post("/v1/completions", R"({"prompt":"Once","temprature":0.5})");
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_NE(unknown.body.find("unknown field `temprature`"), std::string::npos) << unknown.body;
+  EXPECT_EQ(post("/v1/completions", R"({"prompt":"Once","max_tokens":2,"user":"u1"})").status, 200);
+}
+
+// The official OpenAI Node client (pinned in scripts/install-deps.sh) against evald's server,
+// unmodified: completions with n=2, chat with max_completion_tokens, streams with and without
+// the usage chunk, the client's stream helper and finalChatCompletion(), and a 400 that names
+// a field evald does not implement.
+TEST_F(CoreEndpoint, TheOfficialOpenAiClientWorksUnmodified) {
+  if (!IsDirectory(testing::NodeReferenceDir() + "/node_modules/openai"))
+    GTEST_SKIP() << "the openai npm client is not installed (scripts/install-deps.sh)";
+  auto r = testing::RunNodeReference("openai_client.mjs", testing::ShellQuote(url()) + " stories");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  google::protobuf::Value v;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.output, &v).ok()) << r.output;
+  const auto& f = v.struct_value().fields();
+  auto field = [&](const std::string& call, const std::string& name) {
+    return f.at(call).struct_value().fields().at(name);
+  };
+  auto tokens = [&](const std::string& call) {
+    return field(call, "usage").struct_value().fields().at("completion_tokens").number_value();
+  };
+  EXPECT_EQ(field("completions", "texts").list_value().values_size(), 2);
+  EXPECT_EQ(tokens("completions"), 16);
+  EXPECT_EQ(tokens("chat"), 5) << "max_completion_tokens";
+  // The same seed and length: the streamed texts are the whole one's.
+  const std::string chat5 = field("stream_with_usage", "text").string_value();
+  EXPECT_FALSE(chat5.empty());
+  EXPECT_EQ(field("stream_without_usage", "text").string_value(), chat5);
+  EXPECT_EQ(field("final_chat_completion", "text").string_value(), chat5);
+  EXPECT_EQ(field("chat", "text").string_value(), chat5);
+  EXPECT_EQ(tokens("stream_with_usage"), 5);
+  EXPECT_EQ(field("stream_without_usage", "usage").kind_case(),
+            google::protobuf::Value::kNullValue);
+  EXPECT_EQ(field("completion_stream", "text").string_value(),
+            field("completions", "texts").list_value().values(0).string_value());
+  EXPECT_EQ(field("echo", "status").number_value(), 400);
+  EXPECT_NE(field("echo", "message").string_value().find("`echo` is not supported"),
+            std::string::npos);
 }
 
 TEST_F(CoreEndpoint, BadRequestsGetOpenAiStyleErrors) {

@@ -1,6 +1,9 @@
 #include "evald/backends/openai_wire.h"
 
+#include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
+
+#include <set>
 
 #include "base/utf8.h"
 
@@ -76,7 +79,36 @@ StatusOr<openai::CompletionResponse> ParseCompletionResponse(std::string_view js
   return ParseJson<openai::CompletionResponse>(json, "completion response");
 }
 
+namespace {
+
+// Fields of OpenAI's API that evald's server does not implement: named in a 400 rather than
+// silently ignored (a client asking for them would get an answer it did not ask for).
+bool UnsupportedField(const std::string& name) {
+  static const std::set<std::string> fields = {
+      "echo",         "best_of",       "suffix",          "logprobs",
+      "top_logprobs", "logit_bias",    "tools",           "tool_choice",
+      "functions",    "function_call", "response_format", "parallel_tool_calls",
+      "modalities",   "audio",         "prediction"};
+  return fields.count(name) > 0;
+}
+
+}  // namespace
+
 StatusOr<openai::CompletionRequest> ParseCompletionRequest(std::string_view json) {
+  // Every field of the body is one evald reads, or the request is refused naming it.
+  google::protobuf::Struct body;
+  if (google::protobuf::util::JsonStringToMessage(
+          google::protobuf::StringPiece(json.data(), json.size()), &body)
+          .ok()) {
+    const auto* d = openai::CompletionRequest::descriptor();
+    for (const auto& [name, value] : body.fields()) {
+      if (d->FindFieldByName(name) != nullptr || d->FindFieldByCamelcaseName(name) != nullptr)
+        continue;
+      return Status::InvalidArgument(
+          UnsupportedField(name) ? "`" + SanitizeUtf8(name) + "` is not supported by this server"
+                                 : "unknown field `" + SanitizeUtf8(name.substr(0, 64)) + "`");
+    }
+  }
   return ParseJson<openai::CompletionRequest>(json, "completion request");
 }
 

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "base/thread_annotations.h"
 #include "datasets/dataset.h"
@@ -49,16 +50,20 @@ std::function<void(int, int)> MakeProgress() {
   auto last = std::make_shared<std::chrono::steady_clock::time_point>(start);
   auto mu = std::make_shared<Mutex>();
   bool tty = ::isatty(2);
+  // The rate counts from the first sample graded: calibration comes before it.
+  auto first = std::make_shared<std::optional<std::chrono::steady_clock::time_point>>();
   return [=](int done, int total) {
     MutexLock lock(*mu);
     auto now = std::chrono::steady_clock::now();
-    if (done != total && now - *last < std::chrono::milliseconds(tty ? 200 : 10000)) return;
+    if (done > 0 && !*first) *first = now;
+    if (done != total && done > 1 && now - *last < std::chrono::milliseconds(tty ? 200 : 10000))
+      return;
     *last = now;
-    double secs = std::chrono::duration<double>(now - start).count();
-    double rate = secs > 0 ? done / secs : 0;
-    double eta = rate > 0 ? (total - done) / rate : 0;
-    std::string line =
-        fmt::format("{}/{} samples graded  {:.1f}/s  ETA {:.0f} s", done, total, rate, eta);
+    const double secs = *first ? std::chrono::duration<double>(now - **first).count() : 0;
+    const double rate = secs > 0.5 ? (done - 1) / secs : 0;
+    std::string line = fmt::format("{}/{} samples graded", done, total);
+    if (rate > 0 && done != total)
+      line += fmt::format("  {:.1f}/s  ETA {:.0f} s", rate, (total - done) / rate);
     if (tty) {
       std::cerr << "\r" << line << (done == total ? "\n" : "") << std::flush;
     } else {

@@ -1,6 +1,9 @@
 #include "evald/runs/calibrations.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <chrono>
 
 #include "base/thread_annotations.h"
 #include "evald/runs/verdict_fields.h"
@@ -13,6 +16,7 @@ std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size
                                                     const std::vector<const Problem*>& problems,
                                                     const Given& given) {
   const SimulatorTool& sim = tools.simulator(index);
+  const int simulated_before = simulated_;
   Mutex mu;
   for (const Problem* p : problems) {
     if (auto g = given.find(p->name); g != given.end()) {
@@ -45,7 +49,17 @@ std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size
       reference_runs_[p->name] = std::move(run);
     });
   }
+  // Say what the first seconds go to: every problem's reference is simulated once before any
+  // sample is graded.
+  const auto started = std::chrono::steady_clock::now();
+  const int simulating = simulated_ - simulated_before;
+  if (simulating > 0)
+    spdlog::info("calibrating {} problem(s) with {}: each reference simulated once first",
+                 simulating, SimulatorName(sim.kind));
   pool_.Wait();
+  if (simulating > 0)
+    spdlog::info("calibrated {} problem(s) in {:.1f} s", simulating,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   std::vector<const Problem*> failing;
   for (const Problem* p : problems) {
     v1::ProblemCalibration& record = records_[p->name];

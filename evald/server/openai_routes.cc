@@ -123,7 +123,10 @@ StatusOr<CoreRequest> CoreRequestOf(const openai::CompletionRequest& r, bool cha
   core.n = r.has_n() ? r.n() : 1;
   if (core.n < 1 || core.n > kMaxN)
     return Status::InvalidArgument(fmt::format("n must be 1..{}", kMaxN));
-  core.max_tokens = r.has_max_tokens() ? r.max_tokens() : (chat ? context : 16);
+  core.max_tokens = r.has_max_completion_tokens() ? r.max_completion_tokens()
+                    : r.has_max_tokens()          ? r.max_tokens()
+                    : chat                        ? context
+                                                  : 16;
   if (core.max_tokens < 0) return Status::InvalidArgument("max_tokens must be >= 0");
   core.max_tokens = std::min(core.max_tokens, context);
   auto settings = SettingsOf(r);
@@ -258,9 +261,11 @@ void OpenAiRoutes::EndStream(Reply& reply, const openai::Usage& usage) {
   HttpResponder& out = reply.out;
   if (!out.started()) out.BeginStream(http::status::ok, "text/event-stream");
   if (reply.include_usage) {
+    // The usage chunk carries `"choices": []`, as OpenAI's and vLLM's do: the official clients
+    // iterate over it in every chunk.
     openai::CompletionResponse last = Base(reply);
     *last.mutable_usage() = usage;
-    out.Write("data: " + WireJson(last, false) + "\n\n");
+    out.Write("data: " + WireJson(last, true) + "\n\n");
   }
   out.Write("data: [DONE]\n\n");
   out.End();
