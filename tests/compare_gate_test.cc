@@ -131,6 +131,24 @@ TEST(Gate, RegressionAgainstBaselineAndRenderings) {
   EXPECT_TRUE(EvaluateGate(b, self).passed);
 }
 
+// --strict: a report with input errors fails, naming the first; without them it passes.
+TEST(Gate, StrictFailsOnInputErrors) {
+  v1::EvalReport r = Report({{"P1", 5, 3}});
+  GateOptions opts;
+  opts.strict = true;
+  EXPECT_TRUE(EvaluateGate(r, opts).passed);
+  r.mutable_summary()->set_input_errors(2);
+  v1::InputError* e = r.add_input_errors();
+  e->set_line(7);
+  e->set_message("not JSON");
+  GateResult res = EvaluateGate(r, opts);
+  EXPECT_FALSE(res.passed);
+  ASSERT_EQ(res.checks.size(), 1u);
+  EXPECT_NE(res.checks[0].message.find("2 input error(s)"), std::string::npos);
+  EXPECT_NE(res.checks[0].message.find("line 7: not JSON"), std::string::npos)
+      << res.checks[0].message;
+}
+
 // A candidate significantly better than its baseline passes, and the check says it improved
 // (not "not significant"), with the number of problems compared.
 TEST(Gate, ASignificantImprovementIsCalledOne) {

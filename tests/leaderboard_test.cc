@@ -78,6 +78,43 @@ TEST(Leaderboard, RanksFinishedRunsAndRendersEveryFormat) {
   EXPECT_FALSE(RenderLeaderboard(b, "xml").ok());
 }
 
+// Runs over different problems are never ranked or tiered against each other: a pass rate over
+// 5 problems is not compared with one over 156. Each format names the problem set.
+TEST(Leaderboard, RunsOverDifferentProblemSetsAreNotCompared) {
+  auto with_problems = [](v1::Run r, int count) {
+    r.mutable_summary()->set_problems(count);
+    for (int i = 0; i < count; ++i) {
+      auto* p = r.add_problems();
+      p->set_problem("P" + std::to_string(i));
+      p->set_n(1);
+      p->set_c(i % 2);
+    }
+    return r;
+  };
+  std::vector<v1::Run> runs = {with_problems(FinishedRun("small", "a", 0.89, {{".", 5}}), 5),
+                               with_problems(FinishedRun("big-1", "b", 0.41, {{".", 9}}), 156),
+                               with_problems(FinishedRun("big-2", "c", 0.52, {{".", 9}}), 156)};
+  v1::Leaderboard b = BuildLeaderboard(runs, {});
+  ASSERT_EQ(b.rows_size(), 3);
+  EXPECT_EQ(b.rows(0).run_id(), "big-2");  // the largest problem set first, ranked within it
+  EXPECT_EQ(b.rows(1).run_id(), "big-1");
+  EXPECT_EQ(b.rows(2).run_id(), "small");
+  EXPECT_EQ(b.rows(0).rank(), 1);
+  EXPECT_EQ(b.rows(1).rank(), 2);
+  EXPECT_EQ(b.rows(2).rank(), 1);
+  EXPECT_EQ(b.rows(2).tier(), 1);
+  EXPECT_EQ(b.rows(0).problem_set(), "verilog-eval / spec-to-rtl, 156 problems");
+  EXPECT_EQ(b.rows(2).problem_set(), "verilog-eval / spec-to-rtl, 5 problems");
+  ASSERT_EQ(b.pairs_size(), 1) << "only the two runs over the same problems are compared";
+  EXPECT_EQ(b.pairs(0).run_a(), "big-2");
+  for (const char* format : {"markdown", "html", "csv"}) {
+    auto out = RenderLeaderboard(b, format);
+    ASSERT_TRUE(out.ok());
+    EXPECT_NE(out->find("5 problems"), std::string::npos) << format;
+    EXPECT_NE(out->find("156 problems"), std::string::npos) << format;
+  }
+}
+
 // One rounding everywhere (strict pass@1 0.54165 is 0.5417 beside pass@1 0.5417, not a
 // truncated 0.5416), and no "-0.0000" from an interval bound computed as -0.0.
 TEST(Leaderboard, FiguresAreRoundedOnceAndZeroHasNoSign) {

@@ -131,6 +131,7 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
     std::string report, baseline, thresholds, junit, markdown, data, metric = "simulation";
     double alpha = 0.05;
     std::optional<double> max_unverified;
+    bool strict = false;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
@@ -147,6 +148,8 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
                   "fail when more than this share of the passes (0-1) are unverified: formal "
                   "could not judge them (needs reports graded with --formal)")
       ->check(CLI::Range(0.0, 1.0));
+  cmd->add_flag("--strict", f->strict,
+                "fail when the report has input errors (sample lines that were not graded)");
   cmd->add_option("--junit", f->junit, "write JUnit XML");
   cmd->add_option("--markdown", f->markdown, "write a Markdown summary");
   AddMetricOption(cmd, &f->metric);
@@ -162,6 +165,7 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
       GateOptions opts;
       opts.alpha = f->alpha;
       opts.max_unverified = f->max_unverified;
+      opts.strict = f->strict;
       if (!f->thresholds.empty()) {
         auto t = ParseThresholds(f->thresholds);
         if (!t.ok()) return fail(t.status());
@@ -175,8 +179,9 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
         opts.baseline = &*baseline;
         opts.baseline_name = f->baseline;
       }
-      if (opts.thresholds.empty() && !opts.baseline && !opts.max_unverified)
-        return fail(Status::InvalidArgument("give --min, --baseline and/or --max-unverified"));
+      if (opts.thresholds.empty() && !opts.baseline && !opts.max_unverified && !opts.strict)
+        return fail(
+            Status::InvalidArgument("give --min, --baseline, --max-unverified and/or --strict"));
       GateResult result = EvaluateGate(*report, opts);
       if (!f->junit.empty()) {
         Status st = WriteFileAtomic(f->junit, GateJUnitXml(*report, result));

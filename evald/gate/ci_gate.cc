@@ -96,6 +96,19 @@ GateResult EvaluateGate(const v1::EvalReport& report, const GateOptions& options
     r.passed &= c.passed;
     r.checks.push_back(std::move(c));
   }
+  if (options.strict) {
+    GateCheck c;
+    c.name = "no input errors (--strict)";
+    const int errors = report.summary().input_errors();
+    c.passed = errors == 0;
+    c.message = errors == 0 ? "every line of the samples was graded"
+                            : fmt::format("{} input error(s): lines not graded", errors);
+    if (errors > 0 && report.input_errors_size() > 0)
+      c.message += fmt::format(" (first: line {}: {})", report.input_errors(0).line(),
+                               report.input_errors(0).message().substr(0, 120));
+    r.checks.push_back(std::move(c));
+    r.passed &= r.checks.back().passed;
+  }
   if (options.max_unverified) {
     r.checks.push_back(UnverifiedCheck(report, *options.max_unverified));
     r.passed &= r.checks.back().passed;

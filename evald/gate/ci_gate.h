@@ -28,6 +28,9 @@ struct GateOptions {
   // At most this share of the passes may be ones formal could not judge (unverified); the
   // report must have formal checks.
   std::optional<double> max_unverified;
+  // Fail when the report has input errors (lines of the samples file that were not graded):
+  // a CI job whose inputs were partly unreadable has not measured what it claims.
+  bool strict = false;
 };
 
 struct GateCheck {

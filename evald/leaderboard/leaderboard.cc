@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "base/hash.h"
 #include "base/text_escape.h"
 #include "evald/leaderboard/tiers.h"
 #include "evald/metrics/run_comparison.h"
@@ -106,8 +107,8 @@ std::string HtmlRows(const v1::Leaderboard& board) {
         "<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>",
         XmlEscape(r.run_id()), r.rank(), r.rank(), r.tier(), r.tier(), XmlEscape(r.checkpoint()),
         XmlEscape(r.checkpoint()), XmlEscape(r.trained_on() + " " + r.hardware()),
-        XmlEscape(r.trained_on() + " " + r.hardware()), XmlEscape(r.dataset() + "/" + r.task()),
-        XmlEscape(r.dataset() + " / " + r.task()));
+        XmlEscape(r.trained_on() + " " + r.hardware()), XmlEscape(r.problem_set()),
+        XmlEscape(r.problem_set()));
     for (int k : ks) {
       double v = PassAt(r, k);
       rows += v < 0 ? "<td data-v=\"-1\">-</td>"
@@ -128,7 +129,7 @@ std::string HtmlRows(const v1::Leaderboard& board) {
 std::string HtmlHead(const v1::Leaderboard& board) {
   std::string head =
       "<th data-col=\"0\">rank</th><th data-col=\"1\">tier</th><th data-col=\"2\">checkpoint</th>"
-      "<th data-col=\"3\">trained / served on</th><th data-col=\"4\">dataset</th>";
+      "<th data-col=\"3\">trained / served on</th><th data-col=\"4\">problem set</th>";
   int col = 5;
   for (int k : board.k())
     head += fmt::format("<th data-col=\"{}\" data-key=\"pass{}\">pass@{}</th>", col++, k, k);
@@ -277,6 +278,33 @@ figures are 95% bootstrap confidence intervals over problems. Click a column to 
 
 }  // namespace
 
+namespace {
+
+// Each row's problem set: "dataset / task, N problems", and a digest of the problem names where
+// two different sets of the board would otherwise read alike.
+void NameProblemSets(const std::vector<v1::Run>& runs, v1::Leaderboard* board) {
+  std::map<std::string, std::string> digest_of_run;
+  for (const auto& run : runs) {
+    std::vector<std::string> names;
+    for (const auto& p : run.problems()) names.push_back(p.problem());
+    std::sort(names.begin(), names.end());
+    digest_of_run[run.id()] =
+        Sha256OfFields(std::vector<std::string_view>(names.begin(), names.end())).substr(0, 8);
+  }
+  std::map<std::string, std::set<std::string>> digests_of_label;
+  auto label = [](const v1::LeaderboardRow& r) {
+    return fmt::format("{} / {}, {} problems", r.dataset(), r.task(), r.problems());
+  };
+  for (const auto& r : board->rows()) digests_of_label[label(r)].insert(digest_of_run[r.run_id()]);
+  for (auto& r : *board->mutable_rows()) {
+    const std::string l = label(r);
+    r.set_problem_set(digests_of_label[l].size() > 1 ? l + " (" + digest_of_run[r.run_id()] + ")"
+                                                     : l);
+  }
+}
+
+}  // namespace
+
 v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
                                  const std::map<std::string, v1::Checkpoint>& checkpoints,
                                  int rank_k, double alpha, PairwiseCache* cache) {
@@ -312,11 +340,22 @@ v1::Leaderboard BuildLeaderboard(const std::vector<v1::Run>& runs,
     for (int k : run.spec().k()) ks.insert(k);
     *board.add_rows() = std::move(row);
   }
+  NameProblemSets(runs, &board);
+  // Grouped by problem set (the largest first), ranked within each: a pass rate over 12
+  // problems is not ranked against one over 156.
+  std::map<std::string, int> set_size;
+  for (const auto& r : board.rows()) set_size[r.problem_set()] = r.problems();
   std::stable_sort(board.mutable_rows()->begin(), board.mutable_rows()->end(),
                    [&](const v1::LeaderboardRow& a, const v1::LeaderboardRow& b) {
+                     if (a.problem_set() != b.problem_set())
+                       return std::make_pair(-set_size[a.problem_set()], a.problem_set()) <
+                              std::make_pair(-set_size[b.problem_set()], b.problem_set());
                      return PassAt(a, rank_k) > PassAt(b, rank_k);
                    });
-  for (int i = 0; i < board.rows_size(); ++i) board.mutable_rows(i)->set_rank(i + 1);
+  for (int i = 0, rank = 0; i < board.rows_size(); ++i) {
+    rank = i > 0 && board.rows(i).problem_set() == board.rows(i - 1).problem_set() ? rank + 1 : 1;
+    board.mutable_rows(i)->set_rank(rank);
+  }
   for (int k : ks) board.add_k(k);
   std::map<std::string, const v1::Run*> by_id;
   for (const auto& run : runs) by_id[run.id()] = &run;
@@ -333,7 +372,7 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
     for (int k : ks) out += fmt::format(",pass@{},pass@{}_ci95_low,pass@{}_ci95_high", k, k, k);
     out +=
         ",run_id,strict_pass@1,formal_refuted,formal_proven_failures,median_area_ratio,"
-        "formal_unverified\n";
+        "formal_unverified,problem_set\n";
     for (const auto& r : board.rows()) {
       out +=
           fmt::format("{},{},{},{},{},{},{},{},{},{}", r.rank(), r.tier(), CsvField(r.checkpoint()),
@@ -351,24 +390,23 @@ StatusOr<std::string> RenderLeaderboard(const v1::Leaderboard& board, std::strin
       const std::optional<double> strict = StrictPassAt1(r);
       out += "," + CsvField(r.run_id()) + "," +
              (strict ? fmt::format("{:.6f}", *strict) : std::string()) +
-             fmt::format(",{},{},{},{}\n", r.formal_refuted(), r.formal_proven_failures(),
+             fmt::format(",{},{},{},{},{}\n", r.formal_refuted(), r.formal_proven_failures(),
                          r.median_area_ratio() > 0 ? fmt::format("{:.4f}", r.median_area_ratio())
                                                    : std::string(),
-                         r.formal_unverified());
+                         r.formal_unverified(), CsvField(r.problem_set()));
     }
     return out;
   }
   if (format == "markdown" || format == "md") {
-    std::string out = "| rank | tier | checkpoint | trained / served on | dataset |";
+    std::string out = "| rank | tier | checkpoint | trained / served on | problem set |";
     for (int k : ks) out += fmt::format(" pass@{} (95% CI) |", k);
     out += " strict pass@1 | formal refutes | unverified | samples | run |\n|---|---|---|---|---|";
     for (size_t i = 0; i < ks.size(); ++i) out += "---|";
     out += "---|---|---|---|---|\n";
     for (const auto& r : board.rows()) {
-      out += fmt::format("| {} | {} | {} | {} | {} |", r.rank(), r.tier(),
-                         MarkdownEscape(r.checkpoint()),
-                         MarkdownEscape(r.trained_on() + " " + r.hardware()),
-                         MarkdownEscape(r.dataset() + " / " + r.task()));
+      out += fmt::format(
+          "| {} | {} | {} | {} | {} |", r.rank(), r.tier(), MarkdownEscape(r.checkpoint()),
+          MarkdownEscape(r.trained_on() + " " + r.hardware()), MarkdownEscape(r.problem_set()));
       for (int k : ks) {
         double v = PassAt(r, k);
         out += v < 0 ? " - |" : fmt::format(" {} ({}) |", Shown(v), Ci(r, k));

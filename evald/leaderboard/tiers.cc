@@ -71,17 +71,27 @@ void AssignTiers(const std::map<std::string, const v1::Run*>& runs, double alpha
                  v1::Leaderboard* board, PairwiseCache* cache) {
   board->set_alpha(alpha);
   board->set_tier_method(
-      "pass@1, every pair paired over its shared problems (exact sign-flip permutation test), "
-      "Holm-adjusted over all tested pairs; a tier is the best remaining run and every remaining "
-      "run not significantly different from it (pairs without shared problems count as not "
-      "different); only the top " +
-      std::to_string(kMaxTieredRuns) + " runs by rank are compared (the rest: tier 0)");
-  // Pairs grow with the square of the runs: the top kMaxTieredRuns are compared, the rest get
-  // tier 0 ("not compared").
-  const int rows = std::min(board->rows_size(), kMaxTieredRuns);
+      "pass@1, every pair of runs over the same problem set paired over its problems (exact "
+      "sign-flip permutation test), Holm-adjusted over all tested pairs; within a problem set a "
+      "tier is the best remaining run and every remaining run not significantly different from "
+      "it; runs over different problem sets are never compared; only the top " +
+      std::to_string(kMaxTieredRuns) + " runs of a problem set are compared (the rest: tier 0)");
+  // Rows come grouped by problem set, ranked within it. Pairs grow with the square of a
+  // group's runs: its top kMaxTieredRuns are compared, the rest get tier 0 ("not compared").
+  std::vector<bool> tiered(static_cast<size_t>(board->rows_size()), false);
+  for (int i = 0, in_set = 0; i < board->rows_size(); ++i) {
+    in_set =
+        i > 0 && board->rows(i).problem_set() == board->rows(i - 1).problem_set() ? in_set + 1 : 0;
+    tiered[static_cast<size_t>(i)] = in_set < kMaxTieredRuns;
+  }
+  auto same_set = [&](int i, int j) {
+    return board->rows(i).problem_set() == board->rows(j).problem_set();
+  };
   std::map<std::pair<int, int>, int> pair_of;  // (row i, row j), i < j -> index in pairs
-  for (int i = 0; i < rows; ++i)
-    for (int j = i + 1; j < rows; ++j) {
+  for (int i = 0; i < board->rows_size(); ++i) {
+    if (!tiered[static_cast<size_t>(i)]) continue;
+    for (int j = i + 1; j < board->rows_size() && same_set(i, j); ++j) {
+      if (!tiered[static_cast<size_t>(j)]) continue;
       auto a = runs.find(board->rows(i).run_id()), b = runs.find(board->rows(j).run_id());
       if (a == runs.end() || b == runs.end()) continue;
       pair_of[{i, j}] = board->pairs_size();
@@ -92,6 +102,7 @@ void AssignTiers(const std::map<std::string, const v1::Run*>& runs, double alpha
       *pair = Compare(*a->second, *b->second, alpha);
       if (cache) cache->Keep(key, *pair);
     }
+  }
   std::vector<double> tested;
   std::vector<int> index;
   for (int k = 0; k < board->pairs_size(); ++k)
@@ -110,11 +121,12 @@ void AssignTiers(const std::map<std::string, const v1::Run*>& runs, double alpha
     return it != pair_of.end() && board->pairs(it->second).significant();
   };
   int tier = 0;
-  for (int leader = 0; leader < rows; ++leader) {
-    if (board->rows(leader).tier() != 0) continue;
+  for (int leader = 0; leader < board->rows_size(); ++leader) {
+    if (leader > 0 && !same_set(leader, leader - 1)) tier = 0;  // tiers restart per set
+    if (!tiered[static_cast<size_t>(leader)] || board->rows(leader).tier() != 0) continue;
     board->mutable_rows(leader)->set_tier(++tier);
-    for (int j = leader + 1; j < rows; ++j)
-      if (board->rows(j).tier() == 0 && !significant(leader, j))
+    for (int j = leader + 1; j < board->rows_size() && same_set(leader, j); ++j)
+      if (tiered[static_cast<size_t>(j)] && board->rows(j).tier() == 0 && !significant(leader, j))
         board->mutable_rows(j)->set_tier(tier);
   }
 }
