@@ -103,6 +103,9 @@ TEST_F(DaemonTest, CheckpointsRunsSamplesCompareLeaderboardAndMetrics) {
   EXPECT_NE(Get("/v1/runs?checkpoint=" + ck_id).body.find(run.id()), std::string::npos);
   EXPECT_EQ(Get("/v1/runs?label=serving=int4").body.find(run.id()), std::string::npos);
   EXPECT_NE(Get("/v1/runs?label=serving=bf16").body.find(run.id()), std::string::npos);
+  // The checkpoint's labels are the run's too.
+  EXPECT_NE(Get("/v1/runs?label=team=rtl").body.find(run.id()), std::string::npos);
+  EXPECT_EQ(run.spec().labels().at("team"), "rtl");
 
   // A second run of the same code is answered by the verdict cache.
   auto before = Get("/metrics").body;

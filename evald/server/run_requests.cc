@@ -108,6 +108,10 @@ StatusOr<v1::Run> RunRequests::CreateRun(v1::RunSpec spec, const std::string& sa
     auto ck = RunRecords(*store_).GetCheckpoint(spec.checkpoint_id());
     if (!ck.ok()) return ck.status();
     checkpoint = *ck;
+    // A run of a checkpoint carries its labels (`?label=model=...` finds it); the run's own
+    // labels win where both name one.
+    for (const auto& [key, value] : checkpoint->labels())
+      spec.mutable_labels()->insert({key, value});
   }
   EVALD_RETURN_IF_ERROR(NormalizeRunSpec(checkpoint, !samples_jsonl.empty(), &spec));
   EVALD_RETURN_IF_ERROR(NormalizeGrading(&spec));
