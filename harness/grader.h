@@ -102,6 +102,7 @@ inline constexpr int kWallClockAttempts = 3;
 struct GradedRun {
   DesignRun run;
   Verdict verdict;
+  int wall_clock_retries = 0;  // attempts the backstop ended before this one (for the log)
 };
 GradedRun RunAndClassify(SandboxWorker& worker, SimulatorKind simulator,
                          const SimulatorLimits& limits, const Problem& problem,

@@ -59,6 +59,12 @@ void LocalExecutor::Simulate(SandboxWorker& worker, const SimulationJob& job, Gr
   // key_limits: the base limits with the session's fixed timeout and early-stop choice.
   const SimulatorLimits limits = LimitsForProblem(sim.key_limits, cal, sim.fixed_timeout_ms);
   GradedRun graded = RunAndClassify(worker, sim.kind, limits, problem, job.code, &cal);
+  if (graded.wall_clock_retries > 0)
+    spdlog::warn(
+        "{}: the wall-clock backstop ended {} attempt(s) (the machine's load, not the "
+        "design); {}",
+        problem.name, graded.wall_clock_retries,
+        graded.verdict.category == category::kInternalError ? "not graded" : "graded on the next");
   DesignRun& run = graded.run;
   out->verdict = std::move(graded.verdict);
   out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
