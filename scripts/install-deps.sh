@@ -30,15 +30,21 @@ install_llama_cpp_reference() {
 }
 
 # The official OpenAI Node client, for the test that runs it unmodified against evald's server
-# (tests/reference/openai_client.mjs), beside node-llama-cpp so that the same scripts folder
-# resolves it.
-install_openai_client() {
+# (tests/reference/openai_client.mjs), and an OpenAPI 3.1 validator for the document the daemon
+# serves (tests/reference/validate_openapi.mjs), beside node-llama-cpp so that the same scripts
+# folder resolves them. Pinned; each installed once.
+install_node_clients() {
   local dir
   dir="$(cd "$(dirname "$0")/.." && pwd)/.cache/node-llama-cpp"
-  if [ -d "$dir/node_modules/openai" ] || ! command -v npm >/dev/null; then return 0; fi
+  if ! command -v npm >/dev/null; then return 0; fi
   mkdir -p "$dir"
-  (cd "$dir" && npm i -E --omit=optional --no-audit --no-fund --loglevel=error openai@7.59.0) ||
-    echo "install-deps: could not install the openai client; its test will be skipped"
+  local want=()
+  [ -d "$dir/node_modules/openai" ] || want+=(openai@7.59.0)
+  [ -d "$dir/node_modules/@seriousme/openapi-schema-validator" ] ||
+    want+=(@seriousme/openapi-schema-validator@2.11.0)
+  if [ ${#want[@]} -eq 0 ]; then return 0; fi
+  (cd "$dir" && npm i -E --omit=optional --no-audit --no-fund --loglevel=error "${want[@]}") ||
+    echo "install-deps: could not install ${want[*]}; the tests that run them will be skipped"
 }
 
 missing=()
@@ -48,7 +54,7 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"
   install_llama_cpp_reference
-  install_openai_client
+  install_node_clients
   exit 0
 fi
 echo "install-deps: installing ${missing[*]}"
@@ -58,4 +64,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 install_llama_cpp_reference
-install_openai_client
+install_node_clients

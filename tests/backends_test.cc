@@ -682,15 +682,26 @@ TEST_F(CoreEndpoint, StreamedDeltasNeverOutrunAStopString) {
   cr.prompt = "Once upon a time";
   cr.max_tokens = 60;
   cr.stop = {"Lily"};
-  std::string streamed;
+  cr.logprobs = 0;
+  std::string streamed, covered;  // covered: the text of the tokens whose log-probs went out
   bool finished = false;
-  auto out = engine_->Generate(cr, [&](int, std::string_view delta, const char* finish) {
+  size_t logprobs = 0;
+  auto out = engine_->Generate(cr, [&](int, std::string_view delta, const char* finish,
+                                       std::span<const kernels::StepLogprobs> steps) {
     streamed += delta;
-    if (finish) finished = true;
+    for (const auto& step : steps) covered += engine_->TokenPiece(step.chosen.token);
+    logprobs += steps.size();
+    // A token's log-prob goes out with (or after) its text, never before.
+    if (finish) {
+      finished = true;
+    } else {
+      EXPECT_LE(covered.size(), streamed.size());
+    }
     return true;
   });
   ASSERT_TRUE(out.ok());
   EXPECT_TRUE(finished);
+  EXPECT_EQ(logprobs, out->completions[0].tokens.size());
   EXPECT_EQ(streamed, out->completions[0].text);
   EXPECT_EQ(out->completions[0].finish_reason, "stop");
   EXPECT_EQ(streamed.find("Lily"), std::string::npos);
@@ -722,7 +733,7 @@ TEST_F(CoreEndpoint, OfficialClientFieldsAreHonouredOrRefusedByName) {
   EXPECT_NE(usage_chunk.find("\"choices\":[]"), std::string::npos) << usage_chunk;
   EXPECT_NE(usage_chunk.find("\"usage\""), std::string::npos) << usage_chunk;
 
-  for (const char* field : {"echo", "best_of", "logprobs", "tools"}) {
+  for (const char* field : {"echo", "best_of", "tools"}) {
     auto refused =
         post("/v1/completions", std::string(R"({"prompt":"Once",")") + field + R"(":true})");
     EXPECT_EQ(refused.status, 400) << field;
@@ -733,6 +744,21 @@ TEST_F(CoreEndpoint, OfficialClientFieldsAreHonouredOrRefusedByName) {
   EXPECT_EQ(unknown.status, 400);
   EXPECT_NE(unknown.body.find("unknown field `temprature`"), std::string::npos) << unknown.body;
   EXPECT_EQ(post("/v1/completions", R"({"prompt":"Once","max_tokens":2,"user":"u1"})").status, 200);
+
+  // Log-probs in the wrong API's shape or out of range: a 400 saying what each API takes.
+  const std::pair<const char*, const char*> bad_logprobs[] = {
+      {"/v1/completions", R"("logprobs":true)"},
+      {"/v1/completions", R"("logprobs":21)"},
+      {"/v1/completions", R"("logprobs":2,"top_logprobs":2)"},
+      {"/v1/chat/completions", R"("logprobs":3)"},
+      {"/v1/chat/completions", R"("top_logprobs":2)"},
+      {"/v1/chat/completions", R"("logprobs":true,"top_logprobs":2.5)"}};
+  for (const auto& [path, fields] : bad_logprobs) {
+    auto refused = post(path, std::string(R"({"prompt":"Once","messages":[{"role":"user",)") +
+                                  R"("content":"Once"}],)" + fields + "}");
+    EXPECT_EQ(refused.status, 400) << path << " " << fields << ": " << refused.body;
+    EXPECT_NE(refused.body.find("logprobs"), std::string::npos) << refused.body;
+  }
 }
 
 // The official OpenAI Node client (pinned in scripts/install-deps.sh) against evald's server,
@@ -770,6 +796,47 @@ TEST_F(CoreEndpoint, TheOfficialOpenAiClientWorksUnmodified) {
   EXPECT_EQ(field("echo", "status").number_value(), 400);
   EXPECT_NE(field("echo", "message").string_value().find("`echo` is not supported"),
             std::string::npos);
+
+  // Log-probs in each API's shape: one entry per generated token, whose texts make the text.
+  const google::protobuf::Value lp_value = field("completion_logprobs", "logprobs");
+  const auto& lp = lp_value.struct_value().fields();
+  ASSERT_TRUE(lp.count("tokens") && lp.count("text_offset")) << r.output;
+  const auto& lp_tokens = lp.at("tokens").list_value().values();
+  EXPECT_EQ(lp_tokens.size(), tokens("completion_logprobs"));
+  std::string joined;
+  for (int i = 0; i < lp_tokens.size(); ++i) {
+    EXPECT_EQ(lp.at("text_offset").list_value().values(i).number_value(), joined.size());
+    joined += lp_tokens[i].string_value();
+    const double chosen = lp.at("token_logprobs").list_value().values(i).number_value();
+    EXPECT_LE(chosen, 0);
+    const auto& top = lp.at("top_logprobs").list_value().values(i).struct_value().fields();
+    EXPECT_GE(top.size(), 1u);
+    EXPECT_LE(top.size(), 2u);
+    double best = -1e30;
+    for (const auto& [token, value] : top) best = std::max(best, value.number_value());
+    EXPECT_GE(best, chosen - 1e-6) << "the likeliest token is at least as likely as the chosen";
+  }
+  EXPECT_EQ(joined, field("completion_logprobs", "text").string_value());
+
+  const google::protobuf::Value content_value = field("chat_logprobs", "content");
+  const auto& content = content_value.list_value().values();
+  EXPECT_EQ(content.size(), tokens("chat_logprobs"));
+  joined.clear();
+  for (const auto& entry : content) {
+    const auto& e = entry.struct_value().fields();
+    joined += e.at("token").string_value();
+    EXPECT_EQ(e.at("top_logprobs").list_value().values_size(), 2);
+    EXPECT_EQ(static_cast<size_t>(e.at("bytes").list_value().values_size()),
+              e.at("token").string_value().size());
+  }
+  EXPECT_EQ(joined, field("chat_logprobs", "text").string_value());
+  // Streamed, the same entries arrive spread over the chunks.
+  const google::protobuf::Value streamed_value = field("stream_logprobs", "content");
+  const auto& streamed = streamed_value.list_value().values();
+  ASSERT_EQ(streamed.size(), content.size());
+  for (int i = 0; i < streamed.size(); ++i)
+    EXPECT_EQ(streamed[i].struct_value().fields().at("logprob").number_value(),
+              content[i].struct_value().fields().at("logprob").number_value());
 }
 
 TEST_F(CoreEndpoint, BadRequestsGetOpenAiStyleErrors) {

@@ -61,17 +61,22 @@ inline HttpResult Http(uint16_t port, const std::string& method, const std::stri
 class Daemon {
  public:
   // Starts `evald serve`; `extra` is appended to its command line.
+  // An empty data_dir or tokens_file leaves the flag out (serve --model's defaults); stderr goes
+  // to `log` (default: beside the data directory).
   bool Start(const std::string& data_dir, const std::string& tokens_file,
-             const std::string& extra = "", const std::string& listen = "127.0.0.1:0") {
+             const std::string& extra = "", const std::string& listen = "127.0.0.1:0",
+             const std::string& log_file = "") {
     int out[2];
     if (::pipe(out) != 0) return false;
     pid_ = ::fork();
     if (pid_ == 0) {
       ::dup2(out[1], 1);
       ::close(out[0]);
+      const std::string log = log_file.empty() ? data_dir + ".log" : log_file;
       std::string cmd = std::string("exec ") + EVALD_BINARY + " serve --listen " + listen +
-                        " --data " + data_dir + " --tokens " + tokens_file + " " + extra + " 2>>" +
-                        data_dir + ".log";
+                        (data_dir.empty() ? "" : " --data " + data_dir) +
+                        (tokens_file.empty() ? "" : " --tokens " + tokens_file) + " " + extra +
+                        " 2>>" + log;
       ::execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
       ::_exit(127);
     }

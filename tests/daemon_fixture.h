@@ -24,6 +24,7 @@ using testing::Http;
 
 inline const char* kRead = "read-token-0123456789abcdef";
 inline const char* kSubmit = "submit-token-0123456789abcdef";
+inline const char* kOtherSubmit = "other-submit-token-0123456789";  // a second team's
 
 template <typename M>
 M Parse(const std::string& json) {
@@ -48,7 +49,7 @@ class DaemonTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     tokens_ = dir_ + "/tokens";
     ASSERT_TRUE(WriteFileAtomic(tokens_, std::string("# test tokens\n") + kRead + " read\n" +
-                                             kSubmit + " submit\n")
+                                             kSubmit + " submit\n" + kOtherSubmit + " submit\n")
                     .ok());
   }
   void TearDown() override {
@@ -64,6 +65,9 @@ class DaemonTest : public ::testing::Test {
   testing::HttpResult Post(const std::string& target, const std::string& body,
                            const char* token = kSubmit) {
     return Http(daemon_.port(), "POST", target, token, body);
+  }
+  testing::HttpResult Delete(const std::string& target, const char* token = kSubmit) {
+    return Http(daemon_.port(), "DELETE", target, token);
   }
   std::string CreateRun(const std::string& jsonl, const std::string& labels = "{}") {
     v1::CreateRunRequest req;

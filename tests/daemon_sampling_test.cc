@@ -35,6 +35,36 @@ std::map<std::string, std::string> Completions(const v1::ListSamplesResponse& pa
   return out;
 }
 
+// `evald serve --model FILE` alone: a temporary store (gone at exit), the file name as the
+// model id, the OpenAI-compatible routes without a token, the REST API refusing every request.
+TEST_F(DaemonTest, ServeModelAloneNeedsNoStoreOrTokens) {
+  Daemon alone;
+  const std::string log = dir_ + "/alone.log";
+  ASSERT_TRUE(alone.Start("", "", "--model " + kStoriesModel, "127.0.0.1:0", log));
+  const uint16_t port = alone.port();
+  auto models = Http(port, "GET", "/v1/models", "");
+  ASSERT_EQ(models.status, 200) << models.body;
+  EXPECT_NE(models.body.find("\"id\":\"stories260K-q8_0\""), std::string::npos) << models.body;
+  auto completion = Http(port, "POST", "/v1/completions", "",
+                         R"({"model":"stories260K-q8_0","prompt":"Once","max_tokens":3})");
+  EXPECT_EQ(completion.status, 200) << completion.body;
+  EXPECT_EQ(Http(port, "GET", "/v1/runs", kRead).status, 401) << "no token is known";
+  EXPECT_EQ(alone.Stop(SIGTERM), 0);
+  auto text = ReadFileBounded(log);
+  ASSERT_TRUE(text.ok());
+  const size_t at = text->find("a temporary store in ");
+  ASSERT_NE(at, std::string::npos) << *text;
+  const std::string store = text->substr(at + 21, text->find(' ', at + 21) - at - 21);
+  EXPECT_EQ(store.rfind("/tmp/evald-serve-", 0), 0u) << store;
+  EXPECT_FALSE(std::filesystem::exists(store)) << "removed at exit: " << store;
+  // Without --model, both flags are needed, and the message says so.
+  auto refused = testing::RunShell(std::string(EVALD_BINARY) + " serve 2>&1");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("only serve --model FILE.gguf runs without them"),
+            std::string::npos)
+      << refused.output;
+}
+
 // One scenario, two daemons (longer than most functions on purpose: both runs are compared at
 // the end, and splitting it would sample them twice).
 TEST_F(DaemonTest, SamplesACheckpointServedByAnotherEvaldAndByItsOwnCore) {

@@ -1,13 +1,27 @@
 // The daemon's API end to end, over loopback: auth, malformed and oversized requests, unknown
 // ids, checkpoints and runs, concurrent submissions, the verdict cache across runs, comparisons,
 // leaderboards, metrics, and the OpenAPI description of every route.
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "evald/proto/api.pb.h"
 #include "evald/proto/compare.pb.h"
 #include "evald/server/api.h"
+#include "evald/server/openai_routes.h"
+#include "evald/server/openapi.h"
 
 #include "daemon_fixture.h"
 
@@ -236,18 +250,278 @@ TEST_F(DaemonTest, ConcurrentSubmissionsAndCancel) {
   EXPECT_EQ(WaitForRun(slow).state(), v1::SUCCEEDED);
 }
 
-TEST(OpenApi, DescribesEveryRoute) {
-  auto text = ReadFileBounded(testing::SourceDir() + "/docs/openapi.yaml");
-  ASSERT_TRUE(text.ok());
-  for (const std::string& route : Api::Routes()) {
-    std::string method = route.substr(0, route.find(' ')), path = route.substr(route.find(' ') + 1);
-    for (char& c : method) c = static_cast<char>(std::tolower(c));
-    size_t at = text->find("\n  " + path + ":\n");
-    ASSERT_NE(at, std::string::npos) << path << " is not in docs/openapi.yaml";
-    size_t next = text->find("\n  /", at + 3);
-    std::string block = text->substr(at, next == std::string::npos ? std::string::npos : next - at);
-    EXPECT_NE(block.find("\n    " + method + ":"), std::string::npos) << route;
-  }
+// A run cancelled while it runs - here as soon as it starts, while its references are still
+// being calibrated (a fresh store has none cached) - ends CANCELLED with the reason given, soon
+// after (what is already simulating finishes; nothing new starts).
+TEST_F(DaemonTest, ARunCancelledWhileRunningKeepsTheReason) {
+  StartDaemon();
+  const std::string id = CreateRun(BuiltinSamples());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Parse<v1::Run>(Get("/v1/runs/" + id).body).state() == v1::QUEUED &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const auto asked = std::chrono::steady_clock::now();
+  auto c = Post("/v1/runs/" + id + "/cancel", "{\"reason\": \"wrong checkpoint\"}");
+  ASSERT_EQ(c.status, 202) << c.body;
+  v1::Run run = WaitForRun(id);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+  EXPECT_EQ(run.state(), v1::CANCELLED) << run.state_reason();
+  EXPECT_EQ(run.state_reason(), "wrong checkpoint");
+  EXPECT_LT(run.samples_done(), run.samples_total()) << "it stopped before grading everything";
+  std::printf("cancelled %.2f s after the request\n", seconds);
+}
+
+// DELETE removes a finished run with its samples, or a checkpoint no run uses; only with the
+// token that created it; the verdicts stay cached (the same code again is a lookup).
+TEST_F(DaemonTest, DeletingRunsAndCheckpoints) {
+  StartDaemon();
+  auto ck = Post("/v1/checkpoints", R"({"name": "to-go", "submitter": "forged"})");
+  ASSERT_EQ(ck.status, 201) << ck.body;
+  const std::string ck_id = Parse<v1::Checkpoint>(ck.body).id();
+  EXPECT_NE(Parse<v1::Checkpoint>(ck.body).submitter(), "forged");
+  v1::CreateRunRequest req;
+  req.mutable_spec()->set_checkpoint_id(ck_id);
+  req.mutable_spec()->set_dataset("builtin");
+  req.set_samples_jsonl(BuiltinSamples());
+  auto created = Post("/v1/runs", Json(req));
+  ASSERT_EQ(created.status, 201) << created.body;
+  const std::string id = Parse<v1::Run>(created.body).id();
+
+  auto busy = Delete("/v1/checkpoints/" + ck_id);
+  EXPECT_EQ(busy.status, 400) << busy.body;
+  EXPECT_NE(busy.body.find("used by 1 run(s) (first: " + id + ")"), std::string::npos) << busy.body;
+  // Queued or running (its 84 samples are new to this store): not deleted, cancel it first.
+  auto early = Delete("/v1/runs/" + id);
+  EXPECT_EQ(early.status, 400) << early.body;
+  EXPECT_NE(early.body.find("cancel it before deleting it"), std::string::npos) << early.body;
+  ASSERT_EQ(WaitForRun(id).state(), v1::SUCCEEDED);
+  EXPECT_EQ(Delete("/v1/runs/" + id, kRead).status, 403);         // a read token
+  EXPECT_EQ(Delete("/v1/runs/" + id, kOtherSubmit).status, 403);  // another team's token
+  auto gone = Delete("/v1/runs/" + id);
+  ASSERT_EQ(gone.status, 200) << gone.body;
+  EXPECT_EQ(Parse<v1::DeleteResponse>(gone.body).samples_deleted(), 84);
+  EXPECT_EQ(Get("/v1/runs/" + id).status, 404);
+  EXPECT_EQ(Get("/v1/runs/" + id + "/samples").status, 404);
+  EXPECT_EQ(Get("/v1/runs").body.find(id), std::string::npos);
+  EXPECT_EQ(Delete("/v1/runs/" + id).status, 404);
+  EXPECT_EQ(Post("/v1/runs/" + id + "/resume", "{}").status, 404);
+
+  EXPECT_EQ(Delete("/v1/checkpoints/" + ck_id, kOtherSubmit).status, 403);
+  EXPECT_EQ(Delete("/v1/checkpoints/" + ck_id).status, 200);
+  EXPECT_EQ(Get("/v1/checkpoints/" + ck_id).status, 404);
+
+  // The same samples again: every verdict from the cache.
+  const std::string again = CreateRun(BuiltinSamples());
+  v1::Run rerun = WaitForRun(again);
+  ASSERT_EQ(rerun.state(), v1::SUCCEEDED);
+  std::smatch m;
+  const std::string metrics = Get("/metrics").body;
+  ASSERT_TRUE(std::regex_search(metrics, m, std::regex("evald_cache_hits_total (\\d+)")));
+  EXPECT_GE(std::stoi(m[1].str()), 70) << metrics;
+}
+
+// A CI job's view: gate and compare read runs from a running daemon (--server, a read token from
+// --token or $EVALD_TOKEN) and from the store it holds (--data, read-only while it runs); and
+// scripts/ci/evald-gate.sh, which docs/ci.md's GitHub Actions and GitLab CI jobs run, submits,
+// waits and gates with exactly those commands.
+TEST_F(DaemonTest, CiReadsRunsFromARunningDaemonAndItsStore) {
+  StartDaemon();
+  const std::string a = CreateRun(BuiltinSamples());
+  ASSERT_EQ(WaitForRun(a).state(), v1::SUCCEEDED);
+  const std::string url = "http://127.0.0.1:" + std::to_string(daemon_.port());
+  auto evald = [](const std::string& args) {
+    return testing::RunShell(std::string(EVALD_BINARY) + " " + args + " 2>&1");
+  };
+  auto served =
+      evald("gate --report " + a + " --min 'pass@1>=0.1' --server " + url + " --token " + kRead);
+  EXPECT_EQ(served.exit_code, 0) << served.output;
+  EXPECT_NE(served.output.find("gate: PASS"), std::string::npos) << served.output;
+  auto env = testing::RunShell(std::string("EVALD_TOKEN=") + kRead + " " + EVALD_BINARY +
+                               " compare " + a + " " + a + " --server " + url + " 2>&1");
+  EXPECT_EQ(env.exit_code, 0) << env.output;
+  EXPECT_NE(env.output.find("14 shared problems"), std::string::npos) << env.output;
+  auto held = evald("gate --report " + a + " --min 'pass@1>=0.1' --data " + dir_ + "/store");
+  EXPECT_EQ(held.exit_code, 0) << "the daemon holds the store: " << held.output;
+  auto exported = evald("export --data " + dir_ + "/store --format csv");
+  EXPECT_EQ(exported.exit_code, 0) << exported.output;
+  EXPECT_NE(exported.output.find(a), std::string::npos) << exported.output;
+  auto bad_token = evald("gate --report " + a + " --min 'pass@1>=0.1' --server " + url +
+                         " --token not-a-token-0123456789");
+  EXPECT_EQ(bad_token.exit_code, 2);
+  EXPECT_NE(bad_token.output.find("HTTP 401"), std::string::npos) << bad_token.output;
+  auto unknown =
+      evald("gate --report run-missing --min 'pass@1>=0.1' --server " + url + " --token " + kRead);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("HTTP 404"), std::string::npos) << unknown.output;
+
+  const std::string samples = dir_ + "/ci-samples.jsonl";
+  ASSERT_TRUE(WriteFileAtomic(samples, BuiltinSamples()).ok());
+  auto job = testing::RunShell(
+      "EVALD_URL=" + url + " EVALD_TOKEN=" + kSubmit + " SAMPLES=" + samples +
+      " EVALD_BASELINE=" + a + " EVALD_MIN='pass@1>=0.1' EVALD_OUT=" + dir_ +
+      " EVALD_BIN=" + EVALD_BINARY + " " + testing::SourceDir() + "/scripts/ci/evald-gate.sh 2>&1");
+  EXPECT_EQ(job.exit_code, 0) << job.output;
+  EXPECT_NE(job.output.find("gate: PASS"), std::string::npos) << job.output;
+  auto junit = ReadFileBounded(dir_ + "/gate.xml");
+  ASSERT_TRUE(junit.ok());
+  EXPECT_NE(junit->find("<testsuite"), std::string::npos);
+  auto markdown = ReadFileBounded(dir_ + "/gate.md");
+  ASSERT_TRUE(markdown.ok());
+  EXPECT_NE(markdown->find(a), std::string::npos) << "the Markdown names the baseline";
+  // The same job against a threshold the run misses: the gate fails (1), and says so.
+  auto failing = testing::RunShell(
+      "EVALD_URL=" + url + " EVALD_TOKEN=" + kSubmit + " SAMPLES=" + samples +
+      " EVALD_MIN='pass@1>=0.99' EVALD_OUT=" + dir_ + " EVALD_BIN=" + EVALD_BINARY + " " +
+      testing::SourceDir() + "/scripts/ci/evald-gate.sh 2>&1");
+  EXPECT_EQ(failing.exit_code, 1) << failing.output;
+  EXPECT_NE(failing.output.find("gate: FAIL"), std::string::npos) << failing.output;
+}
+
+// `evald serve --config FILE` (docs/deploy/): the flags from a TOML file, the command line
+// winning over it.
+TEST_F(DaemonTest, ServeTakesItsFlagsFromAConfigFile) {
+  const std::string config = dir_ + "/evald.toml";
+  ASSERT_TRUE(WriteFileAtomic(config, "# the daemon's settings\n[serve]\ndata = \"" + dir_ +
+                                          "/store\"\ntokens = \"" + tokens_ +
+                                          "\"\nlisten = \"127.0.0.1:1\"\njobs = 1\n"
+                                          "formal = \"off\"\n")
+                  .ok());
+  ASSERT_TRUE(daemon_.Start("", "", "--config " + config, "127.0.0.1:0", dir_ + "/serve.log"))
+      << "the command line's --listen wins over the file's";
+  EXPECT_EQ(Get("/v1/runs").status, 200) << "the tokens file named in the config";
+  const std::string id = CreateRun(BuiltinSamples());
+  v1::Run run = WaitForRun(id);
+  EXPECT_EQ(run.state(), v1::SUCCEEDED);
+  EXPECT_FALSE(run.spec().grading().cross_checks().formal()) << "formal = \"off\" applied";
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/store/CURRENT"));
+}
+
+// A port nothing listens on now (the kernel's pick for port 0).
+uint16_t FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  uint16_t port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// The README's quick start, run as a newcomer would after scripts/setup.sh: the block between
+// its quickstart markers, in a folder laid out like the repository (build/bin/evald, datasets/,
+// scripts/, clients/ linked), with free ports for 8080 and 8000 and the shared models' path. It
+// ends at a gated CI result (gate.xml) and a sampled run.
+TEST(QuickStart, TheReadmeCommandsRunAsWritten) {
+  auto readme = ReadFileBounded(testing::SourceDir() + "/README.md");
+  ASSERT_TRUE(readme.ok());
+  const size_t begin = readme->find("<!-- quickstart:begin -->\n```sh\n");
+  const size_t end = readme->find("```\n<!-- quickstart:end -->");
+  ASSERT_NE(begin, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  std::string script = readme->substr(begin + 32, end - begin - 32);
+  script = ReplaceAll(script, "127.0.0.1:8080", "127.0.0.1:" + std::to_string(FreePort()));
+  script = ReplaceAll(script, "127.0.0.1:8000", "127.0.0.1:" + std::to_string(FreePort()));
+  script = ReplaceAll(script, "../shared/models", std::string(EVALD_SHARED_DIR) + "/models");
+  const std::string dir = "/tmp/evald-quickstart-" + RandomHex(6);
+  std::filesystem::create_directories(dir + "/build/bin");
+  std::filesystem::create_symlink(EVALD_BINARY, dir + "/build/bin/evald");
+  for (const char* d : {"datasets", "scripts", "clients"})
+    std::filesystem::create_directory_symlink(testing::SourceDir() + "/" + d, dir + "/" + d);
+  ASSERT_TRUE(WriteFileAtomic(dir + "/quickstart.sh",
+                              "trap 'kill $(jobs -p) 2>/dev/null' EXIT\nset -e\n" + script)
+                  .ok());
+  auto r = testing::RunShell("cd " + dir + " && bash quickstart.sh 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("gate: PASS"), std::string::npos) << r.output;
+  auto junit = ReadFileBounded(dir + "/gate.xml");
+  EXPECT_TRUE(junit.ok() && junit->find("<testsuite") != std::string::npos);
+  auto sampled = ReadFileBounded(dir + "/sampled.json");
+  ASSERT_TRUE(sampled.ok());
+  v1::EvalReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*sampled, &report).ok());
+  EXPECT_EQ(report.samples_size(), 2);
+  EXPECT_TRUE(report.has_serving()) << "sampled through the model server";
+  std::filesystem::remove_all(dir);
+}
+
+// The document describes exactly the routes served (the REST API's and serve --model's), and
+// docs/openapi.json is the document this build serves (regenerate: evald openapi | python3 -m
+// json.tool > docs/openapi.json).
+TEST(OpenApi, DescribesEveryRouteAndDocsHoldTheServedDocument) {
+  std::vector<std::string> routes = Api::Routes();
+  for (const auto& r : OpenAiRoutes::Routes()) routes.push_back(r);
+  std::vector<std::string> described = OpenApiOperations();
+  std::sort(routes.begin(), routes.end());
+  std::sort(described.begin(), described.end());
+  EXPECT_EQ(described, routes);
+  auto served = OpenApiDocument();
+  ASSERT_TRUE(served.ok()) << served.status().ToString();
+  auto docs = ReadFileBounded(testing::SourceDir() + "/docs/openapi.json");
+  ASSERT_TRUE(docs.ok());
+  google::protobuf::Value a, b;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*served, &a).ok());
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*docs, &b).ok());
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(a, b))
+      << "docs/openapi.json is not what this build serves: regenerate it";
+  // Every request and response schema comes from a message (no hand-written bodies).
+  const auto& schemas =
+      a.struct_value().fields().at("components").struct_value().fields().at("schemas");
+  for (const char* m : {"evald.v1.Run", "evald.v1.EvalReport", "evald.v1.Comparison",
+                        "evald.v1.Leaderboard", "evald.openai.CompletionRequest"})
+    EXPECT_TRUE(schemas.struct_value().fields().count(m)) << m;
+}
+
+// A real OpenAPI validator (npm, pinned) accepts the document a live daemon serves, every $ref
+// resolving.
+TEST_F(DaemonTest, TheServedOpenApiDocumentValidates) {
+  if (!IsDirectory(testing::NodeReferenceDir() +
+                   "/node_modules/@seriousme/openapi-schema-validator"))
+    GTEST_SKIP() << "the OpenAPI validator is not installed (scripts/install-deps.sh)";
+  StartDaemon();
+  EXPECT_EQ(Get("/openapi.json", "").status, 200) << "public: clients are generated first";
+  auto r = testing::RunNodeReference(
+      "validate_openapi.mjs",
+      "http://127.0.0.1:" + std::to_string(daemon_.port()) + "/openapi.json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"valid\":true,\"version\":\"3.1\""), std::string::npos) << r.output;
+}
+
+// clients/python (standard library only) against a live daemon: submit two runs, poll them,
+// page through samples, read the report, compare, the leaderboard, a 404, a delete.
+TEST_F(DaemonTest, ThePythonClientDrivesALiveDaemon) {
+  StartDaemon();
+  const std::string samples = dir_ + "/samples.jsonl";
+  ASSERT_TRUE(WriteFileAtomic(samples, BuiltinSamples()).ok());
+  auto r =
+      testing::RunShell("python3 " + testing::SourceDir() + "/tests/reference/python_client.py " +
+                        "http://127.0.0.1:" + std::to_string(daemon_.port()) + " " + kSubmit + " " +
+                        samples + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  google::protobuf::Value v;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.output, &v).ok()) << r.output;
+  const auto& f = v.struct_value().fields();
+  EXPECT_EQ(f.at("openapi_version").string_value(), "3.1.0");
+  for (const auto& state : f.at("states").list_value().values())
+    EXPECT_EQ(state.string_value(), "SUCCEEDED");
+  EXPECT_EQ(f.at("samples_listed").number_value(), 84) << "7 per page, every page read";
+  EXPECT_EQ(f.at("report_problems").number_value(), 14);
+  EXPECT_EQ(f.at("shared_problems").number_value(), 14);
+  EXPECT_EQ(f.at("leaderboard_rows").number_value(), 2);
+  EXPECT_NE(f.at("leaderboard_markdown").string_value().find("| "), std::string::npos);
+  EXPECT_TRUE(f.at("runs_labelled_m1").bool_value());
+  EXPECT_EQ(f.at("missing_status").number_value(), 404);
+  EXPECT_EQ(f.at("deleted_samples").number_value(), 84);
 }
 
 }  // namespace

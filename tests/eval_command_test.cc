@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 
 #include "base/file_io.h"
 #include "base/hash.h"
@@ -83,6 +84,18 @@ TEST_F(EvalCommand, GradesTheBuiltinSamplesAndWritesTheReport) {
   EXPECT_DOUBLE_EQ(report.summary().pass_at().at("1"), 0.5);
   EXPECT_TRUE(report.summary().ci95().count("5"));
   EXPECT_DOUBLE_EQ(report.summary().benchmark_pass_rate(), 50.0);
+  // pass@k per design category: every problem in one, each category's figures its problems'.
+  int in_categories = 0;
+  for (const auto& [category, score] : report.summary().by_category()) {
+    in_categories += score.problems();
+    EXPECT_DOUBLE_EQ(score.pass_at().at("1"), 0.5) << category;
+    EXPECT_TRUE(score.ci95().count("5")) << category;
+    EXPECT_NE(r.output.find("  " + category), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(in_categories, 14);
+  EXPECT_TRUE(report.summary().by_category().count("fsm"));
+  for (const auto& p : report.problems()) EXPECT_FALSE(p.category().empty()) << p.problem();
+  EXPECT_NE(r.output.find("by design category (95% CI over its problems):"), std::string::npos);
 }
 
 TEST_F(EvalCommand, BadLinesAreReportedAndTheRestIsGraded) {
@@ -494,6 +507,33 @@ TEST_F(EvalCommand, PlanMemoryEstimatesA31BGemma4BeforeLoading) {
   EXPECT_NE(file.output.find("llama, 5 layers of 64"), std::string::npos) << file.output;
   EXPECT_EQ(RunEvald("bench plan-memory --layout gpt5").exit_code, 2);
   EXPECT_EQ(RunEvald("bench plan-memory --model " + dir_ + "/missing.gguf").exit_code, 2);
+}
+
+// `evald generate --logprobs K`: one line per generated token, the chosen token's log-prob
+// never above the likeliest one's, and greedy decoding choosing the likeliest.
+TEST_F(EvalCommand, GenerateListsEveryTokensLogprobs) {
+  std::string model = std::string(EVALD_SHARED_DIR) + "/models/stories260K-q8_0.gguf";
+  auto r = RunEvald("generate --model " + model +
+                    " --prompt 'Once upon a time' --max-tokens 6 --logprobs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const size_t head = r.output.find("log-probs (position, token, log p, then the likeliest");
+  ASSERT_NE(head, std::string::npos) << r.output;
+  std::istringstream lines(r.output.substr(r.output.find('\n', head) + 1));
+  std::string line;
+  int rows = 0;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, '\t');) cells.push_back(cell);
+    ASSERT_EQ(cells.size(), 7u) << line;
+    EXPECT_EQ(std::stoi(cells[0]), rows++);
+    EXPECT_EQ(cells[1], cells[3]) << "greedy takes the likeliest: " << line;
+    EXPECT_EQ(cells[2], cells[4]);
+    EXPECT_LE(std::stod(cells[6]), std::stod(cells[4]));
+    EXPECT_LE(std::stod(cells[4]), 0);
+  }
+  EXPECT_EQ(rows, 6) << r.output;
+  EXPECT_NE(RunEvald("generate --model " + model + " --prompt x --logprobs 21").exit_code, 0);
 }
 
 // `evald bench decode` prints every figure it promises, with numbers that add up: the

@@ -644,35 +644,54 @@ TEST(SlidingWindowRing, PrefillForwardAndSharedBatchesAgreeOverManyRings) {
   }
 }
 
+// stories260K at Q8_0 with its tokenizer: the small real model the sampling tests decode.
+struct StoriesQ8 {
+  std::unique_ptr<LlamaModel> model;
+  std::unique_ptr<SpmTokenizer> tokenizer;
+};
+
+StoriesQ8 LoadStories() {
+  StoriesQ8 out;
+  auto model = LlamaModel::Load(Models() + "/stories260K-q8_0.gguf");
+  EXPECT_TRUE(model.ok());
+  if (!model.ok()) return out;
+  auto tok = SpmTokenizer::FromGguf((*model)->file());
+  EXPECT_TRUE(tok.ok());
+  if (!tok.ok()) return out;
+  out.model = std::move(*model);
+  out.tokenizer = std::make_unique<SpmTokenizer>(std::move(*tok));
+  return out;
+}
+
 TEST(Sampling, SeededSamplesAreReproducibleWhateverIsGeneratedWithThem) {
   if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
-  auto model = LlamaModel::Load(Models() + "/stories260K-q8_0.gguf");
-  ASSERT_TRUE(model.ok());
-  auto tok = SpmTokenizer::FromGguf((*model)->file());
-  ASSERT_TRUE(tok.ok());
+  StoriesQ8 stories = LoadStories();
+  ASSERT_TRUE(stories.tokenizer);
+  auto& model = stories.model;
+  auto& tok = stories.tokenizer;
   GenerateOptions o;
   o.max_tokens = 30;
   o.n = 3;
   o.seed = 100;
   o.sampling = {0.9f, 40, 0.95f, 0.05f};
-  auto three = Generate(**model, *tok, "Once upon a time", o);
+  auto three = Generate(*model, *tok, "Once upon a time", o);
   ASSERT_TRUE(three.ok());
   o.n = 1;
   o.seed = 102;
-  auto alone = Generate(**model, *tok, "Once upon a time", o);
+  auto alone = Generate(*model, *tok, "Once upon a time", o);
   ASSERT_TRUE(alone.ok());
   EXPECT_EQ((*three)[2].tokens, (*alone)[0].tokens);
   EXPECT_NE((*three)[0].tokens, (*three)[1].tokens);  // different seeds, different samples
   // top_k = 1 is greedy.
   o.sampling = {1.0f, 1, 1.0f, 0.0f};
-  auto k1 = Generate(**model, *tok, "Once upon a time", o);
+  auto k1 = Generate(*model, *tok, "Once upon a time", o);
   ASSERT_TRUE(k1.ok());
   EXPECT_EQ((*k1)[0].text.substr(0, 30), std::string(kKnownText).substr(0, 30));
   // Stop strings cut the text and end the sample.
   GenerateOptions s;
   s.max_tokens = 40;
   s.stop = {"Lily"};
-  auto stopped = Generate(**model, *tok, "Once upon a time", s);
+  auto stopped = Generate(*model, *tok, "Once upon a time", s);
   ASSERT_TRUE(stopped.ok());
   EXPECT_EQ((*stopped)[0].text, ", there was a little girl named ");
   EXPECT_EQ((*stopped)[0].finish_reason, "stop");
@@ -682,11 +701,62 @@ TEST(Sampling, SeededSamplesAreReproducibleWhateverIsGeneratedWithThem) {
   t.n = 3;
   t.seed = 9;
   t.sampling = {0.8f, 0, 0.95f, 0.0f};
-  auto one_thread = Generate(**model, *tok, "Once upon a time", t);
+  auto one_thread = Generate(*model, *tok, "Once upon a time", t);
   t.threads = 3;
-  auto three_threads = Generate(**model, *tok, "Once upon a time", t);
+  auto three_threads = Generate(*model, *tok, "Once upon a time", t);
   ASSERT_TRUE(one_thread.ok() && three_threads.ok());
   for (int i = 0; i < 3; ++i) EXPECT_EQ((*one_thread)[i].tokens, (*three_threads)[i].tokens);
+}
+
+TEST(Logprobs, LogSoftmaxOfTheRawLogitsWithTheLikeliestFirst) {
+  const std::vector<float> logits = {1.0f, 3.0f, -2.0f, 3.0f, 0.5f, 1000.0f, -1000.0f};
+  const int vocab = static_cast<int>(logits.size());
+  double max = 1000, sum = 0;
+  for (float l : logits) sum += std::exp(static_cast<double>(l) - max);
+  auto want = [&](int t) { return static_cast<float>(logits[t] - max - std::log(sum)); };
+  StepLogprobs lp = LogprobsOf(logits.data(), vocab, 2, 4);
+  EXPECT_EQ(lp.chosen.token, 2);
+  EXPECT_FLOAT_EQ(lp.chosen.logprob, want(2));
+  ASSERT_EQ(lp.top.size(), 4u);
+  const int order[] = {5, 1, 3, 0};  // equal logits: the lower id first
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(lp.top[i].token, order[i]);
+    EXPECT_FLOAT_EQ(lp.top[i].logprob, want(order[i]));
+  }
+  EXPECT_TRUE(std::isfinite(LogprobsOf(logits.data(), vocab, 6, 0).chosen.logprob));
+  EXPECT_EQ(LogprobsOf(logits.data(), vocab, 0, 100).top.size(), logits.size());
+  EXPECT_TRUE(LogprobsOf(logits.data(), vocab, 0, 0).top.empty());
+}
+
+TEST(Logprobs, OnePerGeneratedTokenAndTheSamplesUnchanged) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  const StoriesQ8 stories = LoadStories();
+  ASSERT_TRUE(stories.tokenizer);
+  // Two samples of 20 tokens at temperature 0.9, with `logprobs` top tokens.
+  auto sample = [&](int logprobs) {
+    GenerateOptions o;
+    o.max_tokens = 20;
+    o.n = 2;
+    o.seed = 4;
+    o.sampling.temperature = 0.9f;
+    o.logprobs = logprobs;
+    return Generate(*stories.model, *stories.tokenizer, "Once upon a time", o);
+  };
+  auto plain = sample(-1);
+  auto with = sample(3);
+  ASSERT_TRUE(plain.ok() && with.ok());
+  for (int s = 0; s < 2; ++s) {
+    const Completion& c = (*with)[s];
+    EXPECT_EQ(c.tokens, (*plain)[s].tokens);
+    EXPECT_TRUE((*plain)[s].logprobs.empty());
+    ASSERT_EQ(c.logprobs.size(), c.tokens.size());
+    for (size_t i = 0; i < c.tokens.size(); ++i) {
+      EXPECT_EQ(c.logprobs[i].chosen.token, c.tokens[i]);
+      ASSERT_EQ(c.logprobs[i].top.size(), 3u);
+      EXPECT_LE(c.logprobs[i].chosen.logprob, c.logprobs[i].top[0].logprob);
+    }
+  }
+  EXPECT_FALSE(sample(kMaxTopLogprobs + 1).ok());
 }
 
 TEST(Model, ClearErrorsForUnusableFiles) {

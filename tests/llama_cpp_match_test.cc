@@ -326,6 +326,51 @@ TEST_F(LlamaCppMatch, NextTokenDistributionsWithinToleranceAlongASequence) {
   for (const auto& p : written) std::remove(p.c_str());
 }
 
+// The log-probs the generator reports (evald generate --logprobs, the OpenAI endpoints) along
+// a sampled continuation, against llama.cpp's distributions over the same tokens: the chosen
+// token's and the top tokens' within the F32 tolerance above, the top tokens llama.cpp's
+// likeliest (where they are not tied within that tolerance).
+TEST_F(LlamaCppMatch, GeneratedLogprobsAreLlamaCppsAlongTheSample) {
+  const std::string path = Models() + "/stories260K-f32.gguf";
+  auto model = LlamaModel::Load(path);
+  ASSERT_TRUE(model.ok());
+  auto tok = LoadTokenizer((*model)->file());
+  ASSERT_TRUE(tok.ok());
+  GenerateOptions o;
+  o.max_tokens = 24;
+  o.seed = 5;
+  o.sampling.temperature = 1.0f;  // sampled, so the chosen token is not always the likeliest
+  o.logprobs = 5;
+  auto out = Generate(**model, **tok, "Once upon a time", o);
+  ASSERT_TRUE(out.ok());
+  const Completion& c = (*out)[0];
+  std::vector<int> seq = (*tok)->Encode("Once upon a time", true);
+  const size_t prompt = seq.size();
+  seq.insert(seq.end(), c.tokens.begin(), c.tokens.end());
+  const auto ref = ReferenceLogProbs(path, seq, "f32");
+  ASSERT_EQ(ref.size(), seq.size());
+  ASSERT_EQ(c.logprobs.size(), c.tokens.size());
+  int not_likeliest = 0;
+  for (size_t i = 0; i < c.tokens.size(); ++i) {
+    const std::vector<double>& want = ref[prompt - 1 + i];  // the distribution token i came from
+    const StepLogprobs& got = c.logprobs[i];
+    EXPECT_NEAR(got.chosen.logprob, want[c.tokens[i]], 1e-4) << "token " << i;
+    not_likeliest += got.chosen.token != got.top[0].token;
+    ASSERT_EQ(got.top.size(), 5u);
+    std::vector<bool> in_top(want.size(), false);
+    for (const TokenLogprob& t : got.top) {
+      EXPECT_NEAR(t.logprob, want[t.token], 1e-4) << "token " << i;
+      in_top[t.token] = true;
+    }
+    // llama.cpp gives no token outside evald's top 5 a higher probability than the 5th.
+    for (size_t v = 0; v < want.size(); ++v) {
+      if (in_top[v]) continue;
+      EXPECT_LE(want[v], got.top.back().logprob + 1e-4) << i << " id " << v;
+    }
+  }
+  EXPECT_GT(not_likeliest, 0) << "the sample should include tokens other than the likeliest";
+}
+
 // Byte-level BPE (tokenizer.ggml.model = gpt2) with each pre-tokenizer: a vocabulary learned
 // by evald from the built-in problems' Verilog and some prose, in a qwen2 file; ids identical to
 // llama.cpp's on the same strings, and decoding gives the strings back.

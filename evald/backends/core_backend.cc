@@ -38,9 +38,8 @@ void CoreBackend::Run(const std::vector<SampleRequest>& requests,
                       const CancelToken& cancel) {
   AnswerInTurn(requests, done, cancel, [&](const SampleRequest& r) {
     SampleResponse resp;
-    auto out = engine_->Generate(CoreRequestFor(r, chat_), [&](int, std::string_view, const char*) {
-      return !cancel.stopped();
-    });
+    auto out = engine_->Generate(CoreRequestFor(r, chat_), [&](int, std::string_view, const char*,
+                                                               auto) { return !cancel.stopped(); });
     if (!out.ok()) {
       resp.status = out.status();
       return resp;

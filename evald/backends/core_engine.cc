@@ -96,6 +96,8 @@ StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnTe
   size_t holdback = 0;
   for (const auto& s : request.stop) holdback = std::max(holdback, s.empty() ? 0 : s.size() - 1);
   std::vector<size_t> emitted(static_cast<size_t>(std::max(request.n, 0)), 0);
+  // Per sample: tokens whose log-probs went out, and the text bytes those tokens cover.
+  std::vector<size_t> tokens_out(emitted.size(), 0), token_bytes(emitted.size(), 0);
   double last_step_ms = -1;
   int last_step_tokens = -1;
 
@@ -107,6 +109,7 @@ StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnTe
   o.stop = request.stop;
   o.threads = threads_;
   o.kv_cache = kv_;
+  o.logprobs = request.logprobs;
   if (!request.messages.empty() && chat_.ok()) {
     int end = tokenizer_->SpecialToken(chat_->end_of_turn);
     if (end >= 0) o.end_tokens.push_back(end);
@@ -133,8 +136,18 @@ StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnTe
       from = limit;
     }
     delta = SanitizeUtf8(delta);
-    if (delta.empty() && !finished) return true;
-    return on_text(s, delta, finished ? c.finish_reason.c_str() : nullptr);
+    // The tokens whose text lies wholly inside what is out (all of them once finished).
+    size_t& sent = tokens_out[static_cast<size_t>(s)];
+    const size_t first = sent;
+    while (sent < c.logprobs.size()) {
+      size_t end = token_bytes[static_cast<size_t>(s)] + tokenizer_->Piece(c.tokens[sent]).size();
+      if (!finished && end > from) break;
+      token_bytes[static_cast<size_t>(s)] = end;
+      ++sent;
+    }
+    if (delta.empty() && !finished && sent == first) return true;
+    return on_text(s, delta, finished ? c.finish_reason.c_str() : nullptr,
+                   std::span<const kernels::StepLogprobs>(c.logprobs).subspan(first, sent - first));
   };
   auto prompt_tokens = PromptTokens(request);
   if (!prompt_tokens.ok()) return prompt_tokens.status();

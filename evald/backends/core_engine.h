@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,7 @@ struct CoreRequest {
   uint32_t seed = 0;  // sample i: seed + i
   kernels::SamplingOptions sampling;
   std::vector<std::string> stop;
+  int logprobs = -1;  // -1: none; K: each token's log-prob and the K likeliest (kernels::)
 };
 
 struct CoreResult {
@@ -39,9 +41,11 @@ struct CoreResult {
 
 class CoreEngine {
  public:
-  // Called with new final text of sample `sample` (possibly empty when it finishes) and, when
-  // it has finished, its finish reason; returning false cancels the request.
-  using OnText = std::function<bool(int sample, std::string_view delta, const char* finish)>;
+  // Called with new final text of sample `sample` (possibly empty when it finishes), the
+  // log-probs of exactly the tokens that text completes (when asked for) and, when it has
+  // finished, its finish reason; returning false cancels the request.
+  using OnText = std::function<bool(int sample, std::string_view delta, const char* finish,
+                                    std::span<const kernels::StepLogprobs> logprobs)>;
 
   struct Options {
     int threads = 1;
@@ -57,6 +61,8 @@ class CoreEngine {
   StatusOr<CoreResult> Generate(const CoreRequest& request, const OnText& on_text = {})
       EXCLUDES(mu_);
 
+  // A token's text as the tokenizer writes it (raw bytes: possibly part of a UTF-8 character).
+  std::string TokenPiece(int token) const { return tokenizer_->Piece(token); }
   const std::string& name() const { return name_; }  // the file's general.name or file name
   const std::string& path() const { return path_; }
   int context() const { return model_->config().context; }

@@ -85,10 +85,9 @@ namespace {
 // silently ignored (a client asking for them would get an answer it did not ask for).
 bool UnsupportedField(const std::string& name) {
   static const std::set<std::string> fields = {
-      "echo",         "best_of",       "suffix",          "logprobs",
-      "top_logprobs", "logit_bias",    "tools",           "tool_choice",
-      "functions",    "function_call", "response_format", "parallel_tool_calls",
-      "modalities",   "audio",         "prediction"};
+      "echo",        "best_of",   "suffix",        "logit_bias",      "tools",
+      "tool_choice", "functions", "function_call", "response_format", "parallel_tool_calls",
+      "modalities",  "audio",     "prediction"};
   return fields.count(name) > 0;
 }
 

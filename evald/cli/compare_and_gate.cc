@@ -75,9 +75,19 @@ void AddMetricOption(CLI::App* cmd, std::string* metric) {
                   "unverified need reports graded with --formal");
 }
 
-StatusOr<v1::EvalReport> LoadReportFor(const std::string& what, const std::string& data,
+// --data STORE or --server URL [--token T] (default: $EVALD_TOKEN): where run ids are read.
+void AddReportSourceOptions(CLI::App* cmd, ReportSource* source) {
+  cmd->add_option("--data", source->data_dir,
+                  "daemon store to read run ids from (also while the daemon runs)");
+  cmd->add_option("--server", source->server,
+                  "a running daemon to read run ids from (http://HOST:PORT)");
+  cmd->add_option("--token", source->token, "--server: a read token (default: $EVALD_TOKEN)")
+      ->envname("EVALD_TOKEN");
+}
+
+StatusOr<v1::EvalReport> LoadReportFor(const std::string& what, const ReportSource& source,
                                        const std::string& metric) {
-  auto report = LoadReport(what, data);
+  auto report = LoadReport(what, source);
   if (!report.ok()) return report.status();
   return ReportForMetric(std::move(*report), metric);
 }
@@ -86,15 +96,17 @@ StatusOr<v1::EvalReport> LoadReportFor(const std::string& what, const std::strin
 
 void RegisterCompareCommand(CLI::App& app, std::function<int()>* run) {
   struct Flags {
-    std::string a, b, json, ks = "1,5", data, metric = "simulation";
+    std::string a, b, json, ks = "1,5", metric = "simulation";
+    ReportSource source;
     double alpha = 0.05;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand("compare", "compare two evaluation reports problem by problem");
-  cmd->add_option("A", f->a, "run A (the reference side): a report JSON, or a run id with --data")
+  cmd->add_option("A", f->a,
+                  "run A (the reference side): a report JSON, or a run id with --data/--server")
       ->required();
-  cmd->add_option("B", f->b, "run B: a report JSON, or a run id with --data")->required();
-  cmd->add_option("--data", f->data, "daemon store to read run ids from (daemon stopped)");
+  cmd->add_option("B", f->b, "run B: a report JSON, or a run id with --data/--server")->required();
+  AddReportSourceOptions(cmd, &f->source);
   cmd->add_option("--k", f->ks, "pass@k values, comma separated");
   cmd->add_option("--alpha", f->alpha, "significance level")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--json", f->json, "write the comparison as JSON");
@@ -102,8 +114,8 @@ void RegisterCompareCommand(CLI::App& app, std::function<int()>* run) {
   cmd->callback([cmd, f, run] {
     *run = [f]() -> int {
       auto ks = ParseKList(f->ks);
-      auto a = LoadReportFor(f->a, f->data, f->metric);
-      auto b = LoadReportFor(f->b, f->data, f->metric);
+      auto a = LoadReportFor(f->a, f->source, f->metric);
+      auto b = LoadReportFor(f->b, f->source, f->metric);
       for (const Status& st : {ks.status(), a.status(), b.status()}) {
         if (!st.ok()) return Fail(st);
       }
@@ -128,7 +140,8 @@ void RegisterCompareCommand(CLI::App& app, std::function<int()>* run) {
 
 void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
   struct Flags {
-    std::string report, baseline, thresholds, junit, markdown, data, metric = "simulation";
+    std::string report, baseline, thresholds, junit, markdown, metric = "simulation";
+    ReportSource source;
     double alpha = 0.05;
     std::optional<double> max_unverified;
     bool strict = false;
@@ -136,9 +149,10 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
       "gate", "pass or fail a CI job on a report: exit 0 pass, 1 gate failed, 2 error");
-  cmd->add_option("--report", f->report, "the candidate: a report JSON, or a run id with --data")
+  cmd->add_option("--report", f->report,
+                  "the candidate: a report JSON, or a run id with --data/--server")
       ->required();
-  cmd->add_option("--data", f->data, "daemon store to read run ids from (daemon stopped)");
+  AddReportSourceOptions(cmd, &f->source);
   cmd->add_option("--min", f->thresholds, "thresholds, e.g. pass@1>=0.45,pass@5>=0.6");
   cmd->add_option("--baseline", f->baseline,
                   "fail on a significant regression against this report");
@@ -160,7 +174,7 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
         std::cout << "gate: ERROR\n";
         return 2;
       };
-      auto report = LoadReportFor(f->report, f->data, f->metric);
+      auto report = LoadReportFor(f->report, f->source, f->metric);
       if (!report.ok()) return fail(report.status());
       GateOptions opts;
       opts.alpha = f->alpha;
@@ -173,7 +187,7 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
       }
       std::optional<v1::EvalReport> baseline;
       if (!f->baseline.empty()) {
-        auto b = LoadReportFor(f->baseline, f->data, f->metric);
+        auto b = LoadReportFor(f->baseline, f->source, f->metric);
         if (!b.ok()) return fail(b.status());
         baseline = std::move(*b);
         opts.baseline = &*baseline;

@@ -44,7 +44,8 @@ void AddCommon(CLI::App* cmd, CommonFlags* f) {
   AddGradingFlags(cmd, &f->grading);
 }
 
-// A progress line on a terminal, a log line every ten seconds otherwise.
+// A progress bar on a terminal (redrawn at most five times a second), a log line every ten
+// seconds otherwise.
 std::function<void(int, int)> MakeProgress() {
   auto start = std::chrono::steady_clock::now();
   auto last = std::make_shared<std::chrono::steady_clock::time_point>(start);
@@ -65,7 +66,11 @@ std::function<void(int, int)> MakeProgress() {
     if (rate > 0 && done != total)
       line += fmt::format("  {:.1f}/s  ETA {:.0f} s", rate, (total - done) / rate);
     if (tty) {
-      std::cerr << "\r" << line << (done == total ? "\n" : "") << std::flush;
+      // A bar of 24 cells on a terminal; logs get the plain line.
+      const int filled = total > 0 ? static_cast<int>(24LL * done / total) : 24;
+      std::cerr << "\r[" << std::string(static_cast<size_t>(filled), '#')
+                << std::string(static_cast<size_t>(24 - filled), '.') << "] " << line << "\x1b[K"
+                << (done == total ? "\n" : "") << std::flush;
     } else {
       spdlog::info("{}", line);
     }

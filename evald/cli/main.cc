@@ -37,6 +37,10 @@ int main(int argc, char** argv) {
   CLI::App app{"evald: trustworthy verdicts for LLM-generated Verilog"};
   app.require_subcommand(1);
   app.set_version_flag("--version", EVALD_VERSION);
+  // Flags from a TOML file, a section per command ([serve] data = "..."; arrays for repeatable
+  // flags); the command line wins. Given after the command too (`evald serve --config F`).
+  app.set_config("--config", "", "read flags from a TOML file: a [COMMAND] section of flag names");
+  app.fallthrough();
 
   // Each command's callback leaves what to run here; it runs after the whole line parsed.
   std::function<int()> run;
@@ -49,6 +53,7 @@ int main(int argc, char** argv) {
   RegisterServeCommand(app, &run);
   RegisterRunCommand(app, &run);
   RegisterExportCommand(app, &run);
+  RegisterOpenApiCommand(app, &run);
   RegisterModelCommands(app, &run);
   RegisterWorkerCommand(app, &run);
 

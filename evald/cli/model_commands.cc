@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/text_escape.h"
 #include "evald/cli/memory_plan_command.h"
 #include "evald/cli/report_io.h"
 #include "kernels/generate/generator.h"
@@ -164,10 +165,24 @@ int RunBenchDecode(const BenchFlags& b) {
   return 0;
 }
 
+// One line per generated token: its position, text, log-prob and the likeliest tokens'.
+void PrintLogprobs(const Completion& c, const Tokenizer& tokenizer) {
+  auto quoted = [&](int token) { return "'" + EscapeControl(tokenizer.Piece(token)) + "'"; };
+  std::cout << "log-probs (position, token, log p, then the likeliest tokens and theirs):\n";
+  for (size_t i = 0; i < c.logprobs.size(); ++i) {
+    const StepLogprobs& step = c.logprobs[i];
+    // Tab-separated: a token's text may hold spaces (control characters are escaped).
+    std::string line =
+        fmt::format("{}\t{}\t{:.4f}", i, quoted(step.chosen.token), step.chosen.logprob);
+    for (const auto& t : step.top) line += fmt::format("\t{}\t{:.4f}", quoted(t.token), t.logprob);
+    std::cout << line << "\n";
+  }
+}
+
 void RegisterGenerateCommand(CLI::App& app, std::function<int()>* run) {
   struct GenFlags {
     std::string model, prompt;
-    int n = 1, max_tokens = 256, top_k = 0, threads = 1;
+    int n = 1, max_tokens = 256, top_k = 0, threads = 1, logprobs = -1;
     std::string kv_cache;
     float temperature = 0, top_p = 1, min_p = 0;
     uint64_t seed = 0;
@@ -189,6 +204,10 @@ void RegisterGenerateCommand(CLI::App& app, std::function<int()>* run) {
   gen->add_option("--threads", g->threads, "threads (a non-spinning pool)")
       ->check(CLI::Range(1, 256));
   gen->add_option("--kv-cache", g->kv_cache, "f32 (default) | q8_0");
+  gen->add_option("--logprobs", g->logprobs,
+                  "after each sample, every token's log-prob and the K likeliest tokens' (the "
+                  "model's distribution, before temperature and the sampler's cuts)")
+      ->check(CLI::Range(0, kMaxTopLogprobs));
   gen->callback([g, run] {
     *run = [g]() -> int {
       auto loaded = LoadModel(g->model);
@@ -200,6 +219,7 @@ void RegisterGenerateCommand(CLI::App& app, std::function<int()>* run) {
       o.sampling = {g->temperature, g->top_k, g->top_p, g->min_p};
       o.stop = g->stop;
       o.threads = g->threads;
+      o.logprobs = g->logprobs;
       auto kv = ParseKvCacheType(g->kv_cache);
       if (!kv.ok()) return Fail(kv.status());
       o.kv_cache = *kv;
@@ -209,6 +229,7 @@ void RegisterGenerateCommand(CLI::App& app, std::function<int()>* run) {
         if (out->size() > 1)
           std::cout << "--- sample " << i << " (" << (*out)[i].finish_reason << ") ---\n";
         std::cout << g->prompt << (*out)[i].text << "\n";
+        if (g->logprobs >= 0) PrintLogprobs((*out)[i], *loaded->tokenizer);
       }
       return 0;
     };

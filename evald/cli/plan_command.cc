@@ -24,14 +24,14 @@ int RunPlan(const PlanFlags& f) {
   PlanInputs in;
   v1::EvalReport a, b;
   if (!f.report.empty()) {
-    auto r = LoadReport(f.report, f.data);
+    auto r = LoadReport(f.report, {f.data});
     if (!r.ok()) return Fail(r.status());
     a = std::move(*r);
     in.a = &a;
   }
   if (!f.report_b.empty()) {
     if (!in.a) return Fail(Status::InvalidArgument("--report-b needs --report"));
-    auto r = LoadReport(f.report_b, f.data);
+    auto r = LoadReport(f.report_b, {f.data});
     if (!r.ok()) return Fail(r.status());
     b = std::move(*r);
     in.b = &b;
@@ -66,7 +66,8 @@ void RegisterPlanCommand(CLI::App& app, std::function<int()>* run) {
                   "the baseline: a report JSON (or a run id with --data); its per-problem rates");
   cmd->add_option("--report-b", f->report_b,
                   "the other checkpoint's report: tau and the default --delta from the pair");
-  cmd->add_option("--data", f->data, "daemon store to read run ids from (daemon stopped)");
+  cmd->add_option("--data", f->data,
+                  "daemon store to read run ids from (also while the daemon runs)");
   cmd->add_option("--pass-at-1", f->pass_at_1, "a hypothetical baseline pass@1 (no report)");
   cmd->add_option("--problems", f->problems, "problems of the hypothetical baseline");
   cmd->add_option("--delta", f->delta, "the difference in pass@1 to detect");

@@ -41,7 +41,7 @@ StatusOr<v1::TrainServeReport> FromInputs(const ReportFlags& f) {
   std::vector<ServeRun> runs;
   size_t base = 0;
   for (size_t i = 0; i < f.inputs.size(); ++i) {
-    auto report = LoadReport(f.inputs[i], f.data);
+    auto report = LoadReport(f.inputs[i], {f.data});
     if (!report.ok()) return report.status();
     ServeRun r;
     r.run = f.inputs[i];
@@ -57,7 +57,7 @@ StatusOr<v1::TrainServeReport> FromInputs(const ReportFlags& f) {
 }
 
 StatusOr<v1::TrainServeReport> FromStore(const ReportFlags& f) {
-  auto store = Store::Open(f.data);
+  auto store = Store::OpenForReading(f.data);  // a running daemon may hold it
   if (!store.ok()) return store.status();
   std::map<std::string, std::string> paths;
   if (!f.dataset.empty()) {
@@ -100,7 +100,8 @@ void RegisterReportCommand(CLI::App& app, std::function<int()>* run) {
       "one checkpoint evaluated several ways: accuracy with paired deltas against "
       "a baseline, per-category pass@1, serving metrics");
   cmd->add_option("INPUTS", f->inputs, "report JSON files (or run ids with --data)");
-  cmd->add_option("--data", f->data, "a store (daemon stopped): run ids, or runs by --label");
+  cmd->add_option("--data", f->data,
+                  "a store (also while the daemon runs): run ids, or runs by --label");
   cmd->add_option("--label", f->label, "with --data: the runs with this KEY=VALUE label");
   cmd->add_option("--baseline", f->baseline, "the baseline: an input, its index, or a run id");
   cmd->add_option("--dataset", f->dataset,

@@ -1,5 +1,7 @@
 #include "evald/cli/report_io.h"
 
+#include "evald/cli/daemon_reports.h"
+
 #include "base/file_io.h"
 #include "evald/server/run_records.h"
 #include "evald/store/store.h"
@@ -50,9 +52,12 @@ StatusOr<v1::EvalReport> ReadReportJson(const std::string& path) {
 }
 
 // A report from a JSON file, or (with a store) the report of a daemon run with that id.
-StatusOr<v1::EvalReport> LoadReport(const std::string& what, const std::string& data_dir) {
-  if (IsRegularFile(what) || data_dir.empty()) return ReadReportJson(what);
-  auto store = Store::Open(data_dir);
+StatusOr<v1::EvalReport> LoadReport(const std::string& what, const ReportSource& source) {
+  if (IsRegularFile(what) || (source.data_dir.empty() && source.server.empty()))
+    return ReadReportJson(what);
+  if (!source.server.empty()) return FetchRunReport(source.server, source.token, what);
+  const std::string& data_dir = source.data_dir;
+  auto store = Store::OpenForReading(data_dir);  // a running daemon may hold it
   if (!store.ok()) return store.status().Annotate("opening " + data_dir + " to read run " + what);
   RunRecords runs(**store);
   auto run = runs.GetRun(what);

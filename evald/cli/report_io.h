@@ -18,7 +18,15 @@ StatusOr<std::vector<int>> ParseKList(const std::string& text);
 // Reads an `evald eval --json` report.
 StatusOr<v1::EvalReport> ReadReportJson(const std::string& path);
 
-// A report from a JSON file, or (with a store) the report of a finished daemon run with that id.
-StatusOr<v1::EvalReport> LoadReport(const std::string& what, const std::string& data_dir);
+// Where run ids are read from: a daemon's store (opened for reading, also while the daemon
+// runs), or a running daemon's API.
+struct ReportSource {
+  std::string data_dir;
+  std::string server = {};  // base URL of a daemon
+  std::string token = {};   // its read token
+};
+
+// A report from a JSON file, or the report of a finished daemon run with that id.
+StatusOr<v1::EvalReport> LoadReport(const std::string& what, const ReportSource& source);
 
 }  // namespace evald

@@ -3,7 +3,10 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <stdlib.h>
+
 #include <atomic>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -18,6 +21,7 @@
 #include "evald/server/api.h"
 #include "evald/server/http_server.h"
 #include "evald/server/openai_routes.h"
+#include "evald/server/openapi.h"
 #include "evald/server/run_queue.h"
 #include "evald/server/run_records.h"
 #include "evald/server/run_requests.h"
@@ -111,20 +115,65 @@ StatusOr<std::unique_ptr<OpenAiRoutes>> ServedModel(const ServeFlags& f,
   auto format = (*engine)->ChatFormatInUse();
   spdlog::info("/v1/chat/completions: {}",
                format.ok() ? "chat format " + *format : format.status().message());
-  auto routes = std::make_unique<OpenAiRoutes>(std::shared_ptr<CoreEngine>(std::move(*engine)),
-                                               f.model_name, tokens);
+  // The file name, as vLLM and llama.cpp's server name a model by its path: general.name is
+  // free text ("stories260K (llama2.c) converted by ...") no client would type.
+  const std::string name =
+      f.model_name.empty() ? std::filesystem::path(f.model).stem().string() : f.model_name;
+  auto routes =
+      std::make_unique<OpenAiRoutes>(std::shared_ptr<CoreEngine>(std::move(*engine)), name, tokens);
   spdlog::info("serving {} as model '{}'", f.model, routes->model_name());
   return routes;
 }
 
+// A store directory removed when the daemon exits (serve --model without --data).
+class TemporaryStore {
+ public:
+  explicit TemporaryStore(std::string dir) : dir_(std::move(dir)) {}
+  ~TemporaryStore() {
+    std::error_code ec;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  }
+  TemporaryStore(const TemporaryStore&) = delete;
+  TemporaryStore& operator=(const TemporaryStore&) = delete;
+
+ private:
+  std::string dir_;
+};
+
+// `serve --model FILE` alone serves the model: a temporary store when --data is not given, and
+// without --tokens the OpenAI-compatible routes take no token (as vLLM without --api-key) while
+// the REST API answers none. Without --model both flags are needed.
+StatusOr<std::unique_ptr<TemporaryStore>> ServeModelDefaults(ServeFlags* f) {
+  if (f->model.empty()) {
+    if (f->data.empty() || f->tokens.empty())
+      return Status::InvalidArgument(
+          "--data (a store directory) and --tokens (a tokens file) are needed; only serve "
+          "--model FILE.gguf runs without them");
+    return std::unique_ptr<TemporaryStore>();
+  }
+  if (f->tokens.empty())
+    spdlog::warn(
+        "no --tokens: the OpenAI-compatible routes take requests without a token and the REST "
+        "API refuses every request");
+  if (!f->data.empty()) return std::unique_ptr<TemporaryStore>();
+  char dir[] = "/tmp/evald-serve-XXXXXX";
+  if (mkdtemp(dir) == nullptr) return Status::IoError("cannot create a temporary store");
+  f->data = dir;
+  spdlog::info("no --data: a temporary store in {} (removed at exit)", f->data);
+  return std::make_unique<TemporaryStore>(f->data);
+}
+
 // The daemon until SIGTERM or SIGINT: store, run queue, REST API, and the OpenAI-compatible
 // routes when a model is served.
-int RunServe(const ServeFlags& f) {
+int RunServe(ServeFlags f) {
   auto http = HttpOptionsOf(f);
   if (!http.ok()) return Fail(http.status());
   const HttpServerOptions& http_opts = *http;
+  auto temporary = ServeModelDefaults(&f);
+  if (!temporary.ok()) return Fail(temporary.status());
   TokenQuotas token_quotas;
-  auto tokens = LoadTokens(f.tokens, f.quotas, &token_quotas);
+  auto tokens = f.tokens.empty() ? StatusOr<TokenScopes>(TokenScopes{})
+                                 : LoadTokens(f.tokens, f.quotas, &token_quotas);
   if (!tokens.ok()) return Fail(tokens.status());
   auto policy = PolicyOf(f);
   if (!policy.ok()) return Fail(policy.status());
@@ -195,9 +244,11 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
   auto f = std::make_shared<ServeFlags>();
   auto* cmd = app.add_subcommand("serve", "run the evald daemon (REST API under /v1)");
   cmd->add_option("--listen", f->listen, "ADDR:PORT (port 0 picks a free one)");
-  cmd->add_option("--data", f->data, "store directory (RocksDB)")->required();
-  cmd->add_option("--tokens", f->tokens, "file of bearer tokens: TOKEN read|submit per line")
-      ->required();
+  cmd->add_option("--data", f->data,
+                  "store directory (RocksDB); needed but with --model (then: a temporary one)");
+  cmd->add_option("--tokens", f->tokens,
+                  "file of bearer tokens: TOKEN read|submit per line; needed but with --model "
+                  "(then: the model's routes take no token, the REST API answers none)");
   cmd->add_option("--dataset", f->datasets, "NAME=PATH a run may name (builtin is always there)");
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
   AddExecutorFlags(cmd, &f->executor);
@@ -244,6 +295,18 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
   cmd->callback([f, run] { *run = [f] { return RunServe(*f); }; });
 }
 
+void RegisterOpenApiCommand(CLI::App& app, std::function<int()>* run) {
+  app.add_subcommand("openapi", "print the OpenAPI 3.1 document the daemon serves at /openapi.json")
+      ->callback([run] {
+        *run = [] {
+          auto document = OpenApiDocument();
+          if (!document.ok()) return Fail(document.status());
+          std::cout << *document << "\n";
+          return 0;
+        };
+      });
+}
+
 void RegisterExportCommand(CLI::App& app, std::function<int()>* run) {
   struct Flags {
     std::string data, format = "html", out, dataset;
@@ -256,7 +319,7 @@ void RegisterExportCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--dataset", f->dataset, "only runs on this dataset");
   cmd->callback([f, run] {
     *run = [f]() -> int {
-      auto store = OpenStore(f->data);
+      auto store = Store::OpenForReading(f->data);  // a running daemon may hold it
       if (!store.ok()) return Fail(store.status());
       RunRecords runs(**store);
       std::map<std::string, v1::Checkpoint> cks;

@@ -8,5 +8,6 @@ namespace evald {
 
 void RegisterServeCommand(CLI::App& app, std::function<int()>* run);
 void RegisterExportCommand(CLI::App& app, std::function<int()>* run);
+void RegisterOpenApiCommand(CLI::App& app, std::function<int()>* run);
 
 }  // namespace evald

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "base/thread_annotations.h"
+#include "datasets/problem_category.h"
 #include "evald/runs/verdict_fields.h"
 #include "harness/calibration.h"
 #include "harness/verdict_key.h"
@@ -39,6 +40,7 @@ std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size
     }
     ++simulated_;
     pool_.Submit([this, &mu, &sim, p, key](SandboxWorker& w) {
+      if (stopped()) return;
       DesignRun run;
       Calibration c = CalibrateProblem(w, sim.kind, sim.base, *p, &run);
       v1::ProblemCalibration record = CalibrationToProto(p->name, c);
@@ -57,6 +59,7 @@ std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size
     spdlog::info("calibrating {} problem(s) with {}: each reference simulated once first",
                  simulating, SimulatorName(sim.kind));
   pool_.Wait();
+  if (stopped()) return {};
   if (simulating > 0)
     spdlog::info("calibrated {} problem(s) in {:.1f} s", simulating,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -67,6 +70,7 @@ std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size
     record.set_simulate_limit_s(
         SimulateCpuSeconds(LimitsForProblem(sim.base, calibration_[p->name], fixed_timeout_ms_)));
     record.set_simulator(std::string(SimulatorName(sim.kind)));
+    record.set_category(std::string(ProblemCategory(*p)));
     if (index > 0) graded_with_[p->name] = index;
     if (calibration_[p->name].outcome == CalibrationOutcome::kUngradable) failing.push_back(p);
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cancel_token.h"
 #include "datasets/dataset.h"
 #include "evald/proto/eval.pb.h"
 #include "evald/runs/toolchain.h"
@@ -23,11 +24,15 @@ class Calibrations {
  public:
   using Given = std::map<std::string, v1::ProblemCalibration>;
 
-  Calibrations(SandboxPool& pool, VerdictCache& cache, std::optional<uint32_t> fixed_timeout_ms)
-      : pool_(pool), cache_(cache), fixed_timeout_ms_(fixed_timeout_ms) {}
+  // `cancel` (optional): once stopped, no further reference is simulated (a run cancelled while
+  // it calibrates ends within one reference's time) and stopped() says the records are partial.
+  Calibrations(SandboxPool& pool, VerdictCache& cache, std::optional<uint32_t> fixed_timeout_ms,
+               const CancelToken* cancel)
+      : pool_(pool), cache_(cache), fixed_timeout_ms_(fixed_timeout_ms), cancel_(cancel) {}
 
   // Calibrates `problems` with simulator `index` of `tools`; returns those whose reference
-  // fails there (ungradable with it).
+  // fails there (ungradable with it). Nothing once stopped: the records are then incomplete,
+  // and the session must not grade with them.
   std::vector<const Problem*> Calibrate(const Toolchain& tools, size_t index,
                                         const std::vector<const Problem*>& problems,
                                         const Given& given);
@@ -45,11 +50,13 @@ class Calibrations {
   // Every problem's calibration as reports keep it, by name.
   const std::map<std::string, v1::ProblemCalibration>& records() const { return records_; }
   int simulated() const { return simulated_; }
+  bool stopped() const { return cancel_ != nullptr && cancel_->stopped(); }
 
  private:
   SandboxPool& pool_;
   VerdictCache& cache_;
   std::optional<uint32_t> fixed_timeout_ms_;
+  const CancelToken* cancel_;
   std::map<std::string, Calibration> calibration_;
   std::map<std::string, DesignRun> reference_runs_;  // fresh calibrations only
   std::map<std::string, v1::ProblemCalibration> records_;

@@ -38,7 +38,7 @@ GradingSession::GradingSession(const v1::GradingSettings& settings,
       pool_(SandboxFor(settings, resources.sandbox), resources.jobs),
       cache_(resources.store),
       tools_(pool_, resources.store),
-      calibrations_(pool_, cache_, FixedSimulateTimeout(settings)),
+      calibrations_(pool_, cache_, FixedSimulateTimeout(settings), resources.cancel),
       cross_(cross, cache_) {}
 
 GradingSession::~GradingSession() {
@@ -90,6 +90,7 @@ Status GradingSession::Start(const Dataset& dataset, const std::vector<const Pro
       calibrations_.FallBack(tools_, failing, given);
     }
   }
+  if (calibrations_.stopped()) return Status::Cancelled("stopped while calibrating");
   if (pool_.started()) {
     spdlog::info("sandbox layers: {}", pool_.layers().Describe());
     for (const SimulatorTool& s : tools_.simulators())

@@ -42,6 +42,39 @@ v1::SynthesisSummary SynthesisMedians(const v1::EvalReport& report) {
   return out;
 }
 
+// The mean of per-problem pass@k `values` under `key`, with its bootstrap interval over them.
+void SetMeanAndInterval(const std::vector<double>& values, const std::string& key,
+                        google::protobuf::Map<std::string, double>* means,
+                        google::protobuf::Map<std::string, v1::ConfidenceInterval>* intervals) {
+  if (values.empty()) return;
+  double mean = 0;
+  for (double v : values) mean += v;
+  (*means)[key] = mean / values.size();
+  const Interval ci = BootstrapMeanInterval(values);
+  v1::ConfidenceInterval& out = (*intervals)[key];
+  out.set_low(ci.low);
+  out.set_high(ci.high);
+}
+
+// pass@k per design category, for the problems whose category the calibration recorded.
+void ComputeCategoryScores(const std::vector<int>& ks, v1::EvalReport* report) {
+  std::map<std::string, std::vector<const v1::ProblemResult*>> by_category;
+  for (const auto& p : report->problems())
+    if (!p.category().empty()) by_category[p.category()].push_back(&p);
+  auto* scores = report->mutable_summary()->mutable_by_category();
+  scores->clear();
+  for (const auto& [category, problems] : by_category) {
+    v1::CategoryScore& score = (*scores)[category];
+    score.set_problems(static_cast<int>(problems.size()));
+    for (int k : ks) {
+      std::vector<double> values;
+      for (const auto* p : problems)
+        if (auto v = PassAtK(p->n(), p->c(), k)) values.push_back(*v);
+      SetMeanAndInterval(values, std::to_string(k), score.mutable_pass_at(), score.mutable_ci95());
+    }
+  }
+}
+
 // With formal checks: strict pass@k (StrictPass), the cross-check counts per problem and
 // overall, formal outcomes, synthesis medians.
 void ComputeCrossCheckMetrics(const std::vector<int>& ks, v1::EvalReport* report) {
@@ -81,15 +114,8 @@ void ComputeCrossCheckMetrics(const std::vector<int>& ks, v1::EvalReport* report
       (*p->mutable_strict_pass_at())[std::to_string(k)] = *v;
       values.push_back(*v);
     }
-    if (values.empty()) continue;
-    double mean = 0;
-    for (double v : values) mean += v;
-    (*summary->mutable_strict_pass_at())[std::to_string(k)] = mean / values.size();
-    Interval ci = BootstrapMeanInterval(values);
-    v1::ConfidenceInterval ci_proto;
-    ci_proto.set_low(ci.low);
-    ci_proto.set_high(ci.high);
-    (*summary->mutable_strict_ci95())[std::to_string(k)] = ci_proto;
+    SetMeanAndInterval(values, std::to_string(k), summary->mutable_strict_pass_at(),
+                       summary->mutable_strict_ci95());
   }
   *summary->mutable_synthesis() = SynthesisMedians(*report);
 }
@@ -117,8 +143,11 @@ void ComputeMetrics(const std::vector<int>& ks, v1::EvalReport* report) {
   for (auto& [name, p] : by_problem) {
     auto it = gradable.find(name);
     p.set_gradable(it == gradable.end() || it->second);
-    for (const auto& c : report->calibration())
-      if (c.problem() == name) p.set_note(c.note());
+    for (const auto& c : report->calibration()) {
+      if (c.problem() != name) continue;
+      p.set_note(c.note());
+      p.set_category(c.category());
+    }
     for (int k : ks) {
       if (auto v = PassAtK(p.n(), p.c(), k)) (*p.mutable_pass_at())[std::to_string(k)] = *v;
     }
@@ -141,17 +170,10 @@ void ComputeMetrics(const std::vector<int>& ks, v1::EvalReport* report) {
     for (const auto& pc : all)
       if (auto v = PassAtK(pc.n, pc.c, k)) values.push_back(*v);
     if (values.empty()) continue;
-    double mean = 0;
-    for (double v : values) mean += v;
-    mean /= values.size();
-    (*summary->mutable_pass_at())[key] = mean;
-    Interval ci = BootstrapMeanInterval(values);
-    v1::ConfidenceInterval ci_proto;
-    ci_proto.set_low(ci.low);
-    ci_proto.set_high(ci.high);
-    (*summary->mutable_ci95())[key] = ci_proto;
+    SetMeanAndInterval(values, key, summary->mutable_pass_at(), summary->mutable_ci95());
     if (auto g = MeanPassAtK(graded, k)) (*summary->mutable_gradable_pass_at())[key] = *g;
   }
+  ComputeCategoryScores(ks, report);
   if (report->grading().cross_checks().formal() || report->grading().cross_checks().synthesis())
     ComputeCrossCheckMetrics(ks, report);
 }

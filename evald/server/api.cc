@@ -18,6 +18,7 @@
 #include "evald/proto/json.h"
 #include "evald/report/train_serve.h"
 #include "evald/runs/scoring.h"
+#include "evald/server/openapi.h"
 #include "evald/server/prometheus_text.h"
 #include "evald/server/train_serve_runs.h"
 
@@ -190,13 +191,16 @@ const std::vector<Api::Route>& Api::RouteTable() {
   using V = http::verb;
   static const std::vector<Route> routes = {
       {V::get, "/healthz", "", &Api::Healthz},
+      {V::get, "/openapi.json", "", &Api::OpenApi},
       {V::get, "/metrics", "read", &Api::Metrics},
       {V::post, "/v1/checkpoints", "submit", &Api::CreateCheckpoint},
       {V::get, "/v1/checkpoints", "read", &Api::ListCheckpoints},
       {V::get, "/v1/checkpoints/{id}", "read", &Api::GetCheckpoint},
+      {V::delete_, "/v1/checkpoints/{id}", "submit", &Api::DeleteCheckpoint},
       {V::post, "/v1/runs", "submit", &Api::CreateRun},
       {V::get, "/v1/runs", "read", &Api::ListRuns},
       {V::get, "/v1/runs/{id}", "read", &Api::GetRun},
+      {V::delete_, "/v1/runs/{id}", "submit", &Api::DeleteRun},
       {V::get, "/v1/runs/{id}/samples", "read", &Api::ListSamples},
       {V::get, "/v1/runs/{id}/report", "read", &Api::GetReport},
       {V::post, "/v1/runs/{id}/cancel", "submit", &Api::CancelRun},
@@ -270,6 +274,14 @@ HttpResponse OkOrFail(const HttpRequest& req, const StatusOr<T>& v,
 
 }  // namespace
 
+// Public, as the API's shape is no secret: clients are generated from it before they hold a
+// token.
+HttpResponse Api::OpenApi(Call& c) {
+  static const StatusOr<std::string> document = OpenApiDocument();
+  if (!document.ok()) return Fail(c.req, document.status());
+  return JsonResponse(c.req, http::status::ok, *document);
+}
+
 HttpResponse Api::Healthz(Call& c) {
   return JsonResponse(c.req, http::status::ok, "{\"status\":\"ok\"}");
 }
@@ -314,6 +326,7 @@ HttpResponse Api::Metrics(Call& c) {
 HttpResponse Api::CreateCheckpoint(Call& c) {
   v1::Checkpoint ck;
   if (Status st = ParseBody(c.req, &ck); !st.ok()) return Fail(c.req, st);
+  ck.set_submitter(SubmitterOf(c.req).id);  // whatever the body said
   if (Status st = requests_.PutCheckpoint(&ck); !st.ok()) return Fail(c.req, st);
   return Ok(c.req, ck, http::status::created);
 }
@@ -389,6 +402,39 @@ HttpResponse Api::CancelRun(Call& c) {
   if (Status st = ParseBody(c.req, &body); !st.ok()) return Fail(c.req, st);
   if (Status st = queue_.Cancel(c.id, body.reason()); !st.ok()) return Fail(c.req, st);
   return OkOrFail(c.req, records_.GetRun(c.id), http::status::accepted);
+}
+
+std::optional<HttpResponse> Api::RefuseUnlessOwner(const HttpRequest& req, const std::string& owner,
+                                                   const std::string& what) const {
+  if (owner.empty() || owner == SubmitterOf(req).id) return std::nullopt;
+  return Error(req, http::status::forbidden,
+               what + " was created with another token; only that token may delete it");
+}
+
+// The run and its samples go; the verdicts its grading cached stay (a later run of the same
+// code is still a lookup). A run still queued or running is refused: cancel it first.
+HttpResponse Api::DeleteRun(Call& c) {
+  auto run = records_.GetRun(c.id);
+  if (!run.ok()) return Fail(c.req, run.status());
+  if (auto refused = RefuseUnlessOwner(c.req, run->submitter(), "run " + c.id)) return *refused;
+  auto samples = queue_.Delete(c.id);
+  if (!samples.ok()) return Fail(c.req, samples.status());
+  v1::DeleteResponse out;
+  out.set_deleted(c.id);
+  out.set_samples_deleted(*samples);
+  return Ok(c.req, out);
+}
+
+// Refused while a run still refers to the checkpoint (delete those runs first).
+HttpResponse Api::DeleteCheckpoint(Call& c) {
+  auto ck = records_.GetCheckpoint(c.id);
+  if (!ck.ok()) return Fail(c.req, ck.status());
+  if (auto refused = RefuseUnlessOwner(c.req, ck->submitter(), "checkpoint " + c.id))
+    return *refused;
+  if (Status st = requests_.DeleteCheckpoint(c.id); !st.ok()) return Fail(c.req, st);
+  v1::DeleteResponse out;
+  out.set_deleted(c.id);
+  return Ok(c.req, out);
 }
 
 HttpResponse Api::ResumeRun(Call& c) {

@@ -1,6 +1,7 @@
 // The REST API (/v1), served through HttpServer: routes, bearer-token auth with read and submit
 // scopes, JSON through protobuf's JSON mapping, errors as {"error": ..., "status": ...}.
-// docs/openapi.yaml describes it; a test checks the two agree on the routes.
+// The OpenAPI document (openapi.h, served at /openapi.json) describes it; a test checks the two
+// agree on the routes.
 #pragma once
 
 #include <map>
@@ -67,10 +68,12 @@ class Api {
   std::optional<HttpResponse> Authorize(const HttpRequest& req, const Route& route) const;
 
   HttpResponse Healthz(Call& c);
+  HttpResponse OpenApi(Call& c);
   HttpResponse Metrics(Call& c);
   HttpResponse CreateCheckpoint(Call& c);
   HttpResponse ListCheckpoints(Call& c);
   HttpResponse GetCheckpoint(Call& c);
+  HttpResponse DeleteCheckpoint(Call& c);
   HttpResponse CreateRun(Call& c);
   HttpResponse ListRuns(Call& c);
   HttpResponse GetRun(Call& c);
@@ -78,6 +81,10 @@ class Api {
   HttpResponse GetReport(Call& c);
   HttpResponse CancelRun(Call& c);
   HttpResponse ResumeRun(Call& c);
+  HttpResponse DeleteRun(Call& c);
+  // 403 unless the caller is who created a record (`owner`, a submitter id; empty: anyone).
+  std::optional<HttpResponse> RefuseUnlessOwner(const HttpRequest& req, const std::string& owner,
+                                                const std::string& what) const;
   HttpResponse Compare(Call& c);
   HttpResponse Leaderboard(Call& c);
   HttpResponse Plan(Call& c);

@@ -9,6 +9,7 @@
 #include "base/hash.h"
 #include "evald/backends/core_backend.h"
 #include "evald/backends/openai_wire.h"
+#include "evald/server/openai_logprobs.h"
 
 namespace evald {
 
@@ -134,6 +135,9 @@ StatusOr<CoreRequest> CoreRequestOf(const openai::CompletionRequest& r, bool cha
   core.sampling = CoreSamplingOptions(*settings);
   core.seed = r.has_seed() ? r.seed() : static_cast<uint32_t>(std::random_device{}());
   EVALD_RETURN_IF_ERROR(AddStops(r, &core));
+  auto logprobs = RequestedLogprobs(r, chat);
+  if (!logprobs.ok()) return logprobs.status();
+  core.logprobs = *logprobs;
   return core;
 }
 
@@ -199,9 +203,12 @@ void OpenAiRoutes::Complete(const HttpRequest& req, HttpResponder& out, bool cha
               r.stream_options().include_usage(),
               (chat ? "chatcmpl-" : "cmpl-") + RandomHex(12),
               NowSeconds(),
-              std::vector<bool>(static_cast<size_t>(core->n), false)};
-  auto result = engine_->Generate(*core, [&](int s, std::string_view delta, const char* finish) {
-    return StreamText(reply, s, delta, finish);
+              std::vector<bool>(static_cast<size_t>(core->n), false),
+              core->logprobs >= 0,
+              std::vector<int>(static_cast<size_t>(core->n), 0)};
+  auto result = engine_->Generate(*core, [&](int s, std::string_view delta, const char* finish,
+                                             std::span<const kernels::StepLogprobs> logprobs) {
+    return StreamText(reply, s, delta, finish, logprobs);
   });
   if (!result.ok()) return Failed(reply, result.status());
   if (reply.stream) return EndStream(reply, UsageOf(*result));
@@ -216,6 +223,7 @@ void OpenAiRoutes::Complete(const HttpRequest& req, HttpResponder& out, bool cha
       c->set_text(result->completions[i].text);
     }
     c->set_finish_reason(result->completions[i].finish_reason);
+    if (reply.logprobs) AddLogprobs(reply, static_cast<int>(i), result->completions[i].logprobs, c);
   }
   *whole.mutable_usage() = UsageOf(*result);
   out.Respond(JsonResponse(req, http::status::ok, WireJson(whole, false)));
@@ -231,8 +239,16 @@ openai::CompletionResponse OpenAiRoutes::Base(const Reply& reply) const {
   return c;
 }
 
+void OpenAiRoutes::AddLogprobs(Reply& reply, int s, std::span<const kernels::StepLogprobs> steps,
+                               openai::Choice* choice) const {
+  AppendLogprobs(
+      reply.chat, steps, [this](int token) { return engine_->TokenPiece(token); },
+      &reply.text_offset[static_cast<size_t>(s)], choice->mutable_logprobs());
+}
+
 // One piece of sample s's text as a server-sent event; false stops the generation.
-bool OpenAiRoutes::StreamText(Reply& reply, int s, std::string_view delta, const char* finish) {
+bool OpenAiRoutes::StreamText(Reply& reply, int s, std::string_view delta, const char* finish,
+                              std::span<const kernels::StepLogprobs> logprobs) {
   HttpResponder& out = reply.out;
   if (!reply.stream) return !out.stopping();
   if (!out.started() && !out.BeginStream(http::status::ok, "text/event-stream")) {
@@ -250,6 +266,7 @@ bool OpenAiRoutes::StreamText(Reply& reply, int s, std::string_view delta, const
     c->set_text(std::string(delta));
   }
   if (finish) c->set_finish_reason(finish);
+  if (reply.logprobs) AddLogprobs(reply, s, logprobs, c);
   if (!out.Write("data: " + WireJson(chunk, false) + "\n\n")) {
     reply.client_gone = true;
     return false;

@@ -78,16 +78,16 @@ void RunQueue::Enqueue(const std::string& run_id) {
 }
 
 Status RunQueue::Resume(const std::string& id) {
-  auto run = LoadRun(*store_, id);
-  if (!run.ok()) return run.status();
-  if (run->state() != v1::FAILED && run->state() != v1::CANCELLED)
-    return Status::InvalidArgument("run " + id + " is " + v1::RunState_Name(run->state()) +
-                                   "; only FAILED or CANCELLED runs resume");
-  run->set_state(v1::QUEUED);
-  run->set_state_reason("resumed");
-  run->set_finished_unix_ms(0);
   {
-    MutexLock lock(mu_);
+    MutexLock lock(mu_);  // read and requeued in one step (Delete takes the same lock)
+    auto run = LoadRun(*store_, id);
+    if (!run.ok()) return run.status();
+    if (run->state() != v1::FAILED && run->state() != v1::CANCELLED)
+      return Status::InvalidArgument("run " + id + " is " + v1::RunState_Name(run->state()) +
+                                     "; only FAILED or CANCELLED runs resume");
+    run->set_state(v1::QUEUED);
+    run->set_state_reason("resumed");
+    run->set_finished_unix_ms(0);
     EVALD_RETURN_IF_ERROR(store_->Put(Family::kRuns, id, *run));
     cancel_requested_.erase(id);
     queue_.push_back(id);
@@ -103,7 +103,7 @@ Status RunQueue::Cancel(const std::string& id, const std::string& reason) {
     return Status::InvalidArgument("run " + id + " already ended (" +
                                    v1::RunState_Name(run->state()) + ")");
   MutexLock lock(mu_);
-  cancel_requested_.insert(id);
+  cancel_requested_[id] = reason;
   auto it = std::find(queue_.begin(), queue_.end(), id);
   if (it != queue_.end()) {
     queue_.erase(it);
@@ -115,6 +115,27 @@ Status RunQueue::Cancel(const std::string& id, const std::string& reason) {
   }
   if (running_ == id && running_cancel_) running_cancel_->Cancel();  // its cluster work too
   return Status::Ok();  // the pipeline notices and stops
+}
+
+StatusOr<int64_t> RunQueue::Delete(const std::string& id) {
+  MutexLock lock(mu_);  // Resume and Cancel wait: the run cannot start again half deleted
+  auto run = LoadRun(*store_, id);
+  if (!run.ok()) return run.status();
+  if (!Terminal(run->state()) || running_ == id ||
+      std::find(queue_.begin(), queue_.end(), id) != queue_.end())
+    return Status::InvalidArgument("run " + id + " is " + v1::RunState_Name(run->state()) +
+                                   "; cancel it before deleting it");
+  Store::Batch batch = store_->NewBatch();
+  int64_t samples = 0;
+  EVALD_RETURN_IF_ERROR(
+      store_->Scan(Family::kSamples, id + "/", [&](std::string_view key, std::string_view) {
+        batch.Delete(Family::kSamples, key);
+        ++samples;
+        return true;
+      }));
+  batch.Delete(Family::kRuns, id);
+  EVALD_RETURN_IF_ERROR(store_->Write(batch));
+  return samples;
 }
 
 int RunQueue::QueueDepth() const {
@@ -190,12 +211,17 @@ bool RunQueue::WriteDurably(Store::Batch& batch, const std::string& run_id) {
   }
 }
 
-void RunQueue::Finish(v1::Run* run, const RunEnd& end, const StoredRunContext& context) {
+void RunQueue::Finish(v1::Run* run, const RunEnd& ended, const StoredRunContext& context) {
+  RunEnd end = ended;
   {
     // The run stops counting towards the queue depth before anyone can see it ended.
     MutexLock lock(mu_);
     if (running_ == run->id()) running_.clear();
-    cancel_requested_.erase(run->id());
+    auto asked = cancel_requested_.find(run->id());
+    if (asked != cancel_requested_.end()) {
+      if (end.state == v1::CANCELLED && !asked->second.empty()) end.reason = asked->second;
+      cancel_requested_.erase(asked);
+    }
   }
   if (!FinishStoredRun(run, end, context))
     spdlog::error("run {}: stopped before its end could be stored", run->id());

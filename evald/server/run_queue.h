@@ -7,8 +7,8 @@
 
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <thread>
 
@@ -49,6 +49,10 @@ class RunQueue {
   // A queued run ends CANCELLED at once; a running one when its pipeline has stopped.
   Status Cancel(const std::string& run_id, const std::string& reason) EXCLUDES(mu_);
 
+  // Removes an ended run and its samples (how many); a queued or running one is refused
+  // (cancel it first), and one cannot resume while this runs.
+  StatusOr<int64_t> Delete(const std::string& run_id) EXCLUDES(mu_);
+
   int QueueDepth() const EXCLUDES(mu_);  // queued + running
   RunCounters& counters() { return counters_; }
 
@@ -72,7 +76,8 @@ class RunQueue {
   std::deque<std::string> queue_ GUARDED_BY(mu_);
   std::string running_ GUARDED_BY(mu_);
   std::shared_ptr<CancelToken> running_cancel_ GUARDED_BY(mu_);
-  std::set<std::string> cancel_requested_ GUARDED_BY(mu_);
+  // Runs asked to cancel, with the reason given (recorded when the run ends).
+  std::map<std::string, std::string> cancel_requested_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

@@ -64,6 +64,35 @@ Status RunRequests::PutCheckpoint(v1::Checkpoint* checkpoint) {
   return store_->Put(Family::kCheckpoints, checkpoint->id(), *checkpoint);
 }
 
+Status RunRequests::DeleteCheckpoint(const std::string& id) {
+  v1::Checkpoint checkpoint;
+  EVALD_RETURN_IF_ERROR(store_->Get(Family::kCheckpoints, id, &checkpoint));
+  int64_t users = 0;
+  std::string first;
+  EVALD_RETURN_IF_ERROR(
+      store_->Scan(Family::kRuns, "", [&](std::string_view key, std::string_view value) {
+        v1::Run run;
+        if (run.ParseFromArray(value.data(), static_cast<int>(value.size())) &&
+            run.spec().checkpoint_id() == id && users++ == 0)
+          first = std::string(key);
+        return true;
+      }));
+  if (users > 0)
+    return Status::InvalidArgument(fmt::format(
+        "checkpoint {} is used by {} run(s) (first: {}); delete them first", id, users, first));
+  Store::Batch batch = store_->NewBatch();
+  batch.Delete(Family::kCheckpoints, id);
+  EVALD_RETURN_IF_ERROR(store_->Write(batch));
+  // An upload lives in the operator's uploads folder under the checkpoint's own id; a location
+  // anywhere else is a file the operator allowed, never evald's to remove.
+  const std::string& dir = options_.policy.uploads_dir;
+  if (!dir.empty() && checkpoint.location() == dir + "/" + id + ".jsonl") {
+    std::error_code ec;
+    std::filesystem::remove(checkpoint.location(), ec);
+  }
+  return Status::Ok();
+}
+
 // Defaults, ranges, and a backend that fits the checkpoint.
 Status RunRequests::NormalizeRunSpec(const std::optional<v1::Checkpoint>& checkpoint,
                                      bool has_upload, v1::RunSpec* spec) const {

@@ -44,6 +44,9 @@ class RunRequests {
   void CountInto(RunCounters* counters) { counters_ = counters; }
 
   Status PutCheckpoint(v1::Checkpoint* checkpoint);  // assigns id and time
+  // Removes a checkpoint (and the completions uploaded with it) that no stored run refers to;
+  // InvalidArgument naming the runs otherwise.
+  Status DeleteCheckpoint(const std::string& id);
   // Creates a run: from uploaded samples (JSONL as `evald eval` takes it) with backend
   // "samples", or, for a checkpoint with a model, one that samples spec.sampling.n completions
   // of every problem (or of spec.problems) through the checkpoint's backend. A submitter (the

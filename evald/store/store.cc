@@ -1,5 +1,6 @@
 #include "evald/store/store.h"
 
+#include <stdlib.h>
 #include <sys/statvfs.h>
 
 #include <cerrno>
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "base/clock.h"
 #include "base/hash.h"
@@ -60,6 +62,38 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   return store;
 }
 
+StatusOr<std::unique_ptr<Store>> Store::OpenForReading(const std::string& dir) {
+  if (!std::filesystem::exists(dir + "/CURRENT")) return Status::NotFound("no store at " + dir);
+  char scratch[] = "/tmp/evald-store-reader-XXXXXX";
+  if (::mkdtemp(scratch) == nullptr)
+    return Status::IoError(std::string("cannot create a scratch folder: ") + std::strerror(errno));
+  rocksdb::DBOptions db_opts;
+  db_opts.max_open_files = -1;  // a secondary instance keeps every table file open
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  for (const char* name : kFamilyNames) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  auto st = rocksdb::DB::OpenAsSecondary(db_opts, dir, scratch, families, &handles, &raw);
+  if (st.ok()) st = raw->TryCatchUpWithPrimary();
+  if (!st.ok()) {
+    if (raw != nullptr) {
+      for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
+      delete raw;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(scratch, ec);
+    return FromRocks(st, "opening the store at " + dir + " for reading");
+  }
+  std::unique_ptr<Store> store(new Store());
+  store->dir_ = dir;
+  store->secondary_dir_ = scratch;
+  store->db_.reset(raw);
+  store->handles_.assign(handles.begin() + 1, handles.end());
+  raw->DestroyColumnFamilyHandle(handles[0]);
+  return store;
+}
+
 Store::Store() = default;
 
 Store::Batch::Batch(Store* store)
@@ -73,6 +107,11 @@ Store::Batch Store::NewBatch() {
 
 Store::~Store() {
   for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+  db_.reset();
+  if (!secondary_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(secondary_dir_, ec);
+  }
 }
 
 rocksdb::ColumnFamilyHandle* Store::Handle(Family family) const {
@@ -91,6 +130,8 @@ Status Store::CheckFreeSpace() const {
 }
 
 Status Store::Commit(rocksdb::WriteBatch* batch, const std::string& what) {
+  if (!secondary_dir_.empty())
+    return Status::Unavailable(what + ": the store at " + dir_ + " is open for reading only");
   EVALD_RETURN_IF_ERROR(CheckFreeSpace());
   if (needs_resume_.load()) {
     rocksdb::Status resumed = db_->Resume();

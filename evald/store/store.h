@@ -52,6 +52,10 @@ enum class Family {
 class Store {
  public:
   static StatusOr<std::unique_ptr<Store>> Open(const std::string& dir);
+  // For reading only, also while a daemon holds the store: a RocksDB secondary instance (its
+  // own scratch folder, removed with it) that has caught up with what the daemon wrote. Every
+  // write is refused (Unavailable). NotFound when there is no store at `dir`.
+  static StatusOr<std::unique_ptr<Store>> OpenForReading(const std::string& dir);
 
   // Writes are refused (Status::NoSpace) while the store's filesystem has less than this free,
   // before RocksDB could meet a full disk (default 64 MiB).
@@ -105,6 +109,7 @@ class Store {
   Status Commit(rocksdb::WriteBatch* batch, const std::string& what);
 
   std::string dir_;
+  std::string secondary_dir_;  // OpenForReading: the secondary instance's scratch folder
   uint64_t min_free_bytes_ = 64ull << 20;
   std::atomic<bool> needs_resume_{false};
   std::unique_ptr<rocksdb::DB> db_;

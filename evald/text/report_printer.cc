@@ -11,6 +11,30 @@
 
 namespace evald {
 
+namespace {
+
+// pass@k with its interval for each design category (fsm, sequential, ...), one line each.
+void PrintCategoryScores(const v1::EvalReport& report, std::ostream& out) {
+  const auto& scores = report.summary().by_category();
+  if (scores.empty()) return;
+  out << "by design category (95% CI over its problems):\n";
+  std::map<std::string, v1::CategoryScore> sorted(scores.begin(), scores.end());
+  for (const auto& [category, score] : sorted) {
+    std::string line = fmt::format("  {:<14} {:>4} problems", category, score.problems());
+    for (int k : report.k()) {
+      const std::string key = std::to_string(k);
+      auto v = score.pass_at().find(key);
+      auto ci = score.ci95().find(key);
+      if (v == score.pass_at().end() || ci == score.ci95().end()) continue;
+      line += fmt::format("  pass@{} {:.4f} [{:.4f}, {:.4f}]", k, v->second, ci->second.low(),
+                          ci->second.high());
+    }
+    out << line << "\n";
+  }
+}
+
+}  // namespace
+
 void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
   std::vector<int> ks(report.k().begin(), report.k().end());
   // Verdict letters per problem in index order, grouped by five as sv-iv-analyze prints them.
@@ -67,6 +91,7 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
                          g->second);
     out << "\n";
   }
+  PrintCategoryScores(report, out);
   out << fmt::format("benchmark pass_rate (verilog-eval's own analysis) = {:.2f}\n",
                      s.benchmark_pass_rate());
   std::string cats;

@@ -21,6 +21,8 @@ StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
   if (options.n < 1 || options.n > 1024)
     return Status::InvalidArgument("n must be between 1 and 1024");
   if (options.max_tokens < 0) return Status::InvalidArgument("max_tokens must not be negative");
+  if (options.logprobs < -1 || options.logprobs > kMaxTopLogprobs)
+    return Status::InvalidArgument("logprobs must be -1.." + std::to_string(kMaxTopLogprobs));
   if (options.threads < 1 || options.threads > 256)
     return Status::InvalidArgument("threads must be 1..256");
   if (prompt_tokens.empty()) return Status::InvalidArgument("empty prompt");
@@ -56,11 +58,17 @@ StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
   std::vector<Sampler> samplers;
   std::vector<int> next(static_cast<size_t>(n)), feed(static_cast<size_t>(n));
   std::vector<bool> done(static_cast<size_t>(n), false);
+  // The log-probs of next[s], kept until the token joins the text (EOS never does).
+  std::vector<StepLogprobs> pending(options.logprobs >= 0 ? static_cast<size_t>(n) : 0);
+  auto draw = [&](int s, const float* step_logits) {
+    next[s] = samplers[s].Sample(step_logits, vocab);
+    if (!pending.empty()) pending[s] = LogprobsOf(step_logits, vocab, next[s], options.logprobs);
+  };
   for (int s = 0; s < n; ++s) {
     samplers.emplace_back(options.sampling, options.seed + static_cast<uint64_t>(s));
     out[s].prompt_tokens = static_cast<int>(prompt_tokens.size());
     out[s].finish_reason = "length";
-    next[s] = samplers[s].Sample(prompt_logits.data(), vocab);
+    draw(s, prompt_logits.data());
   }
   int pos = static_cast<int>(prompt_tokens.size());
   auto notify = [&](int s, bool finished) {
@@ -81,6 +89,7 @@ StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
         continue;
       }
       c.tokens.push_back(next[s]);
+      if (!pending.empty()) c.logprobs.push_back(std::move(pending[s]));
       c.text += tokenizer.Piece(next[s]);
       for (const auto& stop : options.stop) {
         size_t at = stop.empty() ? std::string::npos : c.text.find(stop);
@@ -102,7 +111,7 @@ StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
     // Each sample draws from its own sampler: split across the pool, the same tokens.
     auto sample = [&](int64_t begin, int64_t end) {
       for (int64_t s = begin; s < end; ++s)
-        if (!done[s]) next[s] = samplers[s].Sample(*l + static_cast<size_t>(s) * vocab, vocab);
+        if (!done[s]) draw(static_cast<int>(s), *l + static_cast<size_t>(s) * vocab);
     };
     if (pool) {
       pool->ParallelFor(n, sample);

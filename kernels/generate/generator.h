@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "kernels/generate/sampler.h"
+#include "kernels/generate/token_logprobs.h"
 #include "kernels/model/llama_model.h"
 #include "kernels/tokenizer/tokenizer.h"
 
@@ -27,6 +28,9 @@ struct GenerateOptions {
   KvCacheType kv_cache = KvCacheType::kF32;  // q8_0: a quarter of the memory (see LlamaSession)
   // Tokens that end a sample as EOS does (a chat format's end of turn); not part of the text.
   std::vector<int> end_tokens;
+  // -1: no log-probs; K >= 0: each generated token's log-prob and the K likeliest tokens' at
+  // that step (Completion::logprobs).
+  int logprobs = -1;
   // Called each time sample `sample` gains a token and once when it finishes (finished = true,
   // text final); streaming servers and latency measurements hang off it. Returning false
   // cancels the whole generation (Generate then fails with kCancelled).
@@ -37,7 +41,8 @@ struct Completion {
   std::string text;
   std::vector<int> tokens;
   int prompt_tokens = 0;
-  std::string finish_reason;  // "stop" (EOS or a stop string) or "length"
+  std::string finish_reason;           // "stop" (EOS or a stop string) or "length"
+  std::vector<StepLogprobs> logprobs;  // one per entry of `tokens`, when asked for
 };
 
 // `prompt` as plain text (Tokenizer::Encode, with the vocabulary's BOS convention).

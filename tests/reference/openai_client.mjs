@@ -55,6 +55,25 @@ try {
   const final = await stream.finalChatCompletion();
   out.final_chat_completion = {text: final.choices[0].message.content, usage: final.usage};
 
+  step = "completions.create logprobs";
+  const lc = await client.completions.create({model, prompt: "Once upon a time", max_tokens: 8,
+                                              seed: 3, logprobs: 2});
+  out.completion_logprobs = {text: lc.choices[0].text, logprobs: lc.choices[0].logprobs,
+                             usage: lc.usage};
+
+  step = "chat.completions.create logprobs top_logprobs";
+  const lchat = await client.chat.completions.create({model, messages, max_tokens: 5, seed: 1,
+                                                      logprobs: true, top_logprobs: 2});
+  out.chat_logprobs = {text: lchat.choices[0].message.content,
+                       content: lchat.choices[0].logprobs.content, usage: lchat.usage};
+
+  step = "chat stream with logprobs";
+  const entries = [];
+  for await (const chunk of await client.chat.completions.create(
+      {model, messages, max_tokens: 5, seed: 1, stream: true, logprobs: true, top_logprobs: 2}))
+    for (const choice of chunk.choices) entries.push(...(choice.logprobs?.content ?? []));
+  out.stream_logprobs = {content: entries};
+
   step = "an unsupported field";
   try {
     await client.completions.create({model, prompt: "Once", echo: true});
