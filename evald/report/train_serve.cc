@@ -112,12 +112,12 @@ std::string RenderMarkdown(const v1::TrainServeReport& r) {
       const std::string key = std::to_string(k);
       auto ci = v.ci95().find(key);
       out += ValueAt(v.pass_at(), k) < 0
-                 ? " - |"
+                 ? fmt::format(" {} |", kNoValue)
                  : fmt::format(" {} ({}-{}) |", Num(ValueAt(v.pass_at(), k)),
                                ci == v.ci95().end() ? "" : Num(ci->second.low()),
                                ci == v.ci95().end() ? "" : Num(ci->second.high()));
       auto d = v.delta().find(key);
-      out += d == v.delta().end() ? " - |"
+      out += d == v.delta().end() ? fmt::format(" {} |", kNoValue)
                                   : fmt::format(" {:+.4f} ({:+.4f} to {:+.4f}, p {:.3g}) |",
                                                 d->second, v.delta_ci95().at(key).low(),
                                                 v.delta_ci95().at(key).high(), v.delta_p().at(key));
@@ -133,7 +133,8 @@ std::string RenderMarkdown(const v1::TrainServeReport& r) {
     out += "| " + MarkdownEscape(v.name()) + " |";
     for (const auto& c : r.categories()) {
       const v1::CategoryAccuracy* a = FindCategory(v, c);
-      out += a ? fmt::format(" {} ({}) |", Num(a->pass_at_1()), a->problems()) : " - |";
+      out += a ? fmt::format(" {} ({}) |", Num(a->pass_at_1()), a->problems())
+               : fmt::format(" {} |", kNoValue);
     }
     out += "\n";
   }
@@ -144,8 +145,11 @@ std::string RenderMarkdown(const v1::TrainServeReport& r) {
   out += "\n";
   for (const auto& v : r.variants()) {
     out += "| " + MarkdownEscape(v.name()) + " |";
-    for (const auto& f : ServingFigures())
-      out += v.has_serving() ? fmt::format(" {:.1f} |", f.get(v.serving())) : " - |";
+    for (const auto& f : ServingFigures()) {
+      const auto value = FigureOf(f, v);
+      out += value ? " " + fmt::format(fmt::runtime(f.format), *value) + " |"
+                   : fmt::format(" {} |", kNoValue);
+    }
     out += "\n";
   }
   return out + "\nCategories: " + MarkdownEscape(r.category_rules()) + "\n";
@@ -153,20 +157,45 @@ std::string RenderMarkdown(const v1::TrainServeReport& r) {
 
 }  // namespace
 
+namespace {
+
+bool Timed(const v1::ServingMetrics& s) {
+  return s.completed_requests() > 0;
+}
+bool Streamed(const v1::ServingMetrics& s) {
+  return Timed(s) && s.streamed();
+}
+bool SecondTokens(const v1::ServingMetrics& s) {
+  return Timed(s) && s.total_output_tokens() > s.completed_requests();
+}
+bool Throughput(const v1::ServingMetrics& s) {
+  return Timed(s) && s.duration_s() > 0;
+}
+
+}  // namespace
+
 const std::vector<ServingFigure>& ServingFigures() {
   static const std::vector<ServingFigure> figures = {
       {"TTFT median (ms)", [](const v1::ServingMetrics& s) { return s.ttft().median_ms(); },
-       "{:.1f}"},
-      {"TTFT p99 (ms)", [](const v1::ServingMetrics& s) { return s.ttft().p99_ms(); }, "{:.1f}"},
+       "{:.1f}", &Streamed},
+      {"TTFT p99 (ms)", [](const v1::ServingMetrics& s) { return s.ttft().p99_ms(); }, "{:.1f}",
+       &Streamed},
       {"TPOT median (ms)", [](const v1::ServingMetrics& s) { return s.tpot().median_ms(); },
-       "{:.2f}"},
-      {"ITL median (ms)", [](const v1::ServingMetrics& s) { return s.itl().median_ms(); },
-       "{:.2f}"},
-      {"ITL p99 (ms)", [](const v1::ServingMetrics& s) { return s.itl().p99_ms(); }, "{:.2f}"},
-      {"E2E p99 (ms)", [](const v1::ServingMetrics& s) { return s.e2e().p99_ms(); }, "{:.1f}"},
+       "{:.2f}", &SecondTokens},
+      {"ITL median (ms)", [](const v1::ServingMetrics& s) { return s.itl().median_ms(); }, "{:.2f}",
+       &Streamed},
+      {"ITL p99 (ms)", [](const v1::ServingMetrics& s) { return s.itl().p99_ms(); }, "{:.2f}",
+       &Streamed},
+      {"E2E p99 (ms)", [](const v1::ServingMetrics& s) { return s.e2e().p99_ms(); }, "{:.1f}",
+       &Timed},
       {"output tokens/s", [](const v1::ServingMetrics& s) { return s.output_token_throughput(); },
-       "{:.1f}"}};
+       "{:.1f}", &Throughput}};
   return figures;
+}
+
+std::optional<double> FigureOf(const ServingFigure& figure, const v1::ServeVariant& variant) {
+  if (!variant.has_serving() || !figure.measured(variant.serving())) return std::nullopt;
+  return figure.get(variant.serving());
 }
 
 double ValueAt(const google::protobuf::Map<std::string, double>& values, int k) {
