@@ -96,6 +96,8 @@ TEST_F(EvalCommand, GradesTheBuiltinSamplesAndWritesTheReport) {
   EXPECT_TRUE(report.summary().by_category().count("fsm"));
   for (const auto& p : report.problems()) EXPECT_FALSE(p.category().empty()) << p.problem();
   EXPECT_NE(r.output.find("by design category (95% CI over its problems):"), std::string::npos);
+  EXPECT_NE(r.output.find("calibrating 14/14 references"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("grading 84/84 samples"), std::string::npos) << r.output;
 }
 
 TEST_F(EvalCommand, BadLinesAreReportedAndTheRestIsGraded) {
@@ -442,6 +444,14 @@ TEST_F(EvalCommand, RunSamplesAGgufWithTheCoreAndReportsServingMetrics) {
                     dir_ + "/r.json --data " + dir_ + "/store");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("TTFT mean/median/p99"), std::string::npos) << r.output;
+  // Progress by phase (a log here: no terminal): the reference, the 20 samples drawn, graded.
+  const size_t calibrating = r.output.find("calibrating 1/1 references");
+  const size_t sampling = r.output.find("sampling 20/20 samples");
+  const size_t grading = r.output.find("grading 20/20 samples");
+  EXPECT_NE(calibrating, std::string::npos) << r.output;
+  EXPECT_NE(sampling, std::string::npos) << r.output;
+  EXPECT_NE(grading, std::string::npos) << r.output;
+  EXPECT_LT(calibrating, grading);
   auto report = ReadReport(dir_ + "/r.json");
   ASSERT_EQ(report.problems_size(), 1);
   EXPECT_EQ(report.problems(0).n(), 20);  // the preset's n

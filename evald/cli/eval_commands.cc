@@ -16,6 +16,7 @@
 #include "datasets/prompt_builder.h"
 #include "evald/cli/executor_flags.h"
 #include "evald/cli/grading_flags.h"
+#include "evald/cli/progress_display.h"
 #include "evald/cli/report_io.h"
 #include "evald/cluster/slurm_executor.h"
 #include "evald/proto/json.h"
@@ -42,39 +43,6 @@ void AddCommon(CLI::App* cmd, CommonFlags* f) {
   cmd->add_option("--task", f->task, "spec-to-rtl | code-complete-iccad2023");
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
   AddGradingFlags(cmd, &f->grading);
-}
-
-// A progress bar on a terminal (redrawn at most five times a second), a log line every ten
-// seconds otherwise.
-std::function<void(int, int)> MakeProgress() {
-  auto start = std::chrono::steady_clock::now();
-  auto last = std::make_shared<std::chrono::steady_clock::time_point>(start);
-  auto mu = std::make_shared<Mutex>();
-  bool tty = ::isatty(2);
-  // The rate counts from the first sample graded: calibration comes before it.
-  auto first = std::make_shared<std::optional<std::chrono::steady_clock::time_point>>();
-  return [=](int done, int total) {
-    MutexLock lock(*mu);
-    auto now = std::chrono::steady_clock::now();
-    if (done > 0 && !*first) *first = now;
-    if (done != total && done > 1 && now - *last < std::chrono::milliseconds(tty ? 200 : 10000))
-      return;
-    *last = now;
-    const double secs = *first ? std::chrono::duration<double>(now - **first).count() : 0;
-    const double rate = secs > 0.5 ? (done - 1) / secs : 0;
-    std::string line = fmt::format("{}/{} samples graded", done, total);
-    if (rate > 0 && done != total)
-      line += fmt::format("  {:.1f}/s  ETA {:.0f} s", rate, (total - done) / rate);
-    if (tty) {
-      // A bar of 24 cells on a terminal; logs get the plain line.
-      const int filled = total > 0 ? static_cast<int>(24LL * done / total) : 24;
-      std::cerr << "\r[" << std::string(static_cast<size_t>(filled), '#')
-                << std::string(static_cast<size_t>(24 - filled), '.') << "] " << line << "\x1b[K"
-                << (done == total ? "\n" : "") << std::flush;
-    } else {
-      spdlog::info("{}", line);
-    }
-  };
 }
 
 // The dataset, with the settings and resources the flags state.
@@ -104,7 +72,8 @@ int RunEval(const EvalFlags& f) {
   auto executor = ExecutorOptionsOf(f.executor);
   if (!executor.ok()) return Fail(executor.status());
   opts.resources.remote = ExecutorFactoryFor(*executor);
-  opts.progress = MakeProgress();
+  opts.progress = MakeProgressDisplay(::isatty(2));
+  opts.resources.progress = opts.progress;
   std::unique_ptr<Store> store;
   if (!f.data_dir.empty()) {
     auto opened = Store::Open(f.data_dir);

@@ -1,8 +1,10 @@
 #include "evald/cli/run_command.h"
+#include "evald/cli/progress_display.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
@@ -191,9 +193,8 @@ class InProcessRuns {
     c.backend = backend_;
     c.counters = &counters_;
     c.write = [this](Store::Batch& batch) { return store_->Write(batch).ok(); };
-    c.progress = [](int done, int total) {
-      if (done == total || done % 50 == 0) spdlog::info("{} of {} samples graded", done, total);
-    };
+    c.progress = MakeProgressDisplay(::isatty(2));
+    c.resources.progress = c.progress;
     auto task = ParseTask(run->spec().task());
     auto dataset = task.ok() ? datasets_->Find(run->spec().dataset(), *task) : task.status();
     RunEnd end{v1::FAILED, dataset.ok() ? "" : dataset.status().ToString()};

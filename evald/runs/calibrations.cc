@@ -13,12 +13,24 @@
 
 namespace evald {
 
+int Calibrations::ReferencesToSimulate(const SimulatorTool& sim,
+                                       const std::vector<const Problem*>& problems,
+                                       const Given& given) const {
+  int n = 0;
+  for (const Problem* p : problems)
+    n += !given.count(p->name) &&
+         !cache_.FindCalibration(CalibrationKey(sim.kind, sim.version, sim.base, *p));
+  return n;
+}
+
 std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size_t index,
                                                     const std::vector<const Problem*>& problems,
                                                     const Given& given) {
   const SimulatorTool& sim = tools.simulator(index);
   const int simulated_before = simulated_;
   Mutex mu;
+  int calibrated = 0;  // under mu
+  const int to_calibrate = ReferencesToSimulate(sim, problems, given);
   for (const Problem* p : problems) {
     if (auto g = given.find(p->name); g != given.end()) {
       v1::ProblemCalibration record = g->second;
@@ -39,7 +51,7 @@ std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size
       continue;
     }
     ++simulated_;
-    pool_.Submit([this, &mu, &sim, p, key](SandboxWorker& w) {
+    pool_.Submit([this, &mu, &sim, &calibrated, &to_calibrate, p, key](SandboxWorker& w) {
       if (stopped()) return;
       DesignRun run;
       Calibration c = CalibrateProblem(w, sim.kind, sim.base, *p, &run);
@@ -49,6 +61,7 @@ std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size
       calibration_[p->name] = c;
       records_[p->name] = std::move(record);
       reference_runs_[p->name] = std::move(run);
+      if (progress_) progress_({RunPhase::kCalibrating, ++calibrated, to_calibrate});
     });
   }
   // Say what the first seconds go to: every problem's reference is simulated once before any

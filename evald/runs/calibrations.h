@@ -14,6 +14,7 @@
 #include "base/cancel_token.h"
 #include "datasets/dataset.h"
 #include "evald/proto/eval.pb.h"
+#include "evald/runs/run_progress.h"
 #include "evald/runs/toolchain.h"
 #include "evald/runs/verdict_cache.h"
 #include "harness/grader.h"
@@ -26,9 +27,14 @@ class Calibrations {
 
   // `cancel` (optional): once stopped, no further reference is simulated (a run cancelled while
   // it calibrates ends within one reference's time) and stopped() says the records are partial.
+  // `progress` (optional) hears of each reference simulated.
   Calibrations(SandboxPool& pool, VerdictCache& cache, std::optional<uint32_t> fixed_timeout_ms,
-               const CancelToken* cancel)
-      : pool_(pool), cache_(cache), fixed_timeout_ms_(fixed_timeout_ms), cancel_(cancel) {}
+               const CancelToken* cancel, ProgressFn progress = nullptr)
+      : pool_(pool),
+        cache_(cache),
+        fixed_timeout_ms_(fixed_timeout_ms),
+        cancel_(cancel),
+        progress_(std::move(progress)) {}
 
   // Calibrates `problems` with simulator `index` of `tools`; returns those whose reference
   // fails there (ungradable with it). Nothing once stopped: the records are then incomplete,
@@ -53,10 +59,14 @@ class Calibrations {
   bool stopped() const { return cancel_ != nullptr && cancel_->stopped(); }
 
  private:
+  // How many of `problems` need their reference simulated (neither given nor cached).
+  int ReferencesToSimulate(const SimulatorTool& sim, const std::vector<const Problem*>& problems,
+                           const Given& given) const;
   SandboxPool& pool_;
   VerdictCache& cache_;
   std::optional<uint32_t> fixed_timeout_ms_;
   const CancelToken* cancel_;
+  ProgressFn progress_;
   std::map<std::string, Calibration> calibration_;
   std::map<std::string, DesignRun> reference_runs_;  // fresh calibrations only
   std::map<std::string, v1::ProblemCalibration> records_;

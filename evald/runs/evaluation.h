@@ -9,6 +9,7 @@
 #include "datasets/dataset.h"
 #include "evald/proto/eval.pb.h"
 #include "evald/runs/grading_resources.h"
+#include "evald/runs/run_progress.h"
 #include "evald/samples/samples_reader.h"
 
 namespace evald {
@@ -17,8 +18,8 @@ struct EvalOptions {
   v1::GradingSettings grading;  // normalised by Evaluate
   std::vector<int> ks = {1, 5};
   GradingResources resources;  // sandboxes, the optional store, where simulations run
-  // Called as samples get their verdicts: (graded, total). From worker threads.
-  std::function<void(int, int)> progress;
+  // Called as references are calibrated and samples get their verdicts. From worker threads.
+  ProgressFn progress;
 };
 
 // Fails only when it cannot run at all (no sandbox, no simulator, settings out of range); bad

@@ -4,6 +4,7 @@
 
 #include "base/cancel_token.h"
 #include "evald/runs/grading_in_flight.h"
+#include "evald/runs/run_progress.h"
 #include "evald/runs/simulation_executor.h"
 #include "sandbox/sandbox_options.h"
 
@@ -22,6 +23,8 @@ struct GradingResources {
   // Where the simulations no cache answers run: unset, this process's sandboxes; set, the
   // executor it makes (evald/cluster/slurm_executor.h).
   RemoteExecutorFactory remote;
+  // Hears of calibration's progress (optional; the sinks report sampling and grading).
+  ProgressFn progress;
 };
 
 }  // namespace evald

@@ -38,7 +38,8 @@ GradingSession::GradingSession(const v1::GradingSettings& settings,
       pool_(SandboxFor(settings, resources.sandbox), resources.jobs),
       cache_(resources.store),
       tools_(pool_, resources.store),
-      calibrations_(pool_, cache_, FixedSimulateTimeout(settings), resources.cancel),
+      calibrations_(pool_, cache_, FixedSimulateTimeout(settings), resources.cancel,
+                    resources.progress),
       cross_(cross, cache_) {}
 
 GradingSession::~GradingSession() {

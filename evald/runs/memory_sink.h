@@ -6,21 +6,21 @@
 #include <functional>
 
 #include "evald/runs/run_pipeline.h"
+#include "evald/runs/run_progress.h"
 
 namespace evald {
 
 class MemorySink : public RunSink {
  public:
-  // progress(graded, total); called from grading threads.
-  MemorySink(int total, std::function<void(int, int)> progress)
-      : total_(total), progress_(std::move(progress)) {}
+  // Grading progress; called from grading threads.
+  MemorySink(int total, ProgressFn progress) : total_(total), progress_(std::move(progress)) {}
   Status Opened(const GradingSession&) override { return Status::Ok(); }
   void Graded(v1::StoredSample* sample, GradeOutcome& outcome) override;
 
  private:
   const int total_;
-  std::function<void(int, int)> progress_;
-  std::atomic<int> graded_{0};
+  ProgressFn progress_;
+  std::atomic<int> graded_{0}, formal_{0};
 };
 
 }  // namespace evald

@@ -54,7 +54,9 @@ void StoreSink::Graded(v1::StoredSample* sample, GradeOutcome& outcome) {
   if (outcome.attempt && outcome.attempt->allowed()) guard_.Finish(outcome.key, &batch);
   if (!write_(batch)) return;
   ++counters_.samples_graded;
-  if (progress_) progress_(run_->samples_done(), run_->samples_total());
+  if (sample->result().has_formal()) ++formal_;
+  if (progress_)
+    progress_({RunPhase::kGrading, run_->samples_done(), run_->samples_total(), formal_});
 }
 
 void StoreSink::Generated(v1::StoredSample* sample, const v1::GenerationRecord* record,
@@ -66,6 +68,7 @@ void StoreSink::Generated(v1::StoredSample* sample, const v1::GenerationRecord* 
   if (record != nullptr) batch.Put(Family::kGenerations, record_key, *record);
   batch.Put(Family::kRuns, run_->id(), *run_);
   (void)write_(batch);
+  if (progress_) progress_({RunPhase::kSampling, run_->samples_generated(), run_->samples_total()});
 }
 
 void StoreSink::Failed(const std::vector<v1::StoredSample*>& samples, bool) {

@@ -14,6 +14,7 @@
 #include "evald/proto/records.pb.h"
 #include "evald/runs/run_counters.h"
 #include "evald/runs/run_pipeline.h"
+#include "evald/runs/run_progress.h"
 #include "evald/store/store.h"
 
 namespace evald {
@@ -26,9 +27,9 @@ class StoreSink : public RunSink {
   // `write` stores a batch, waiting out a full disk; false only when the process stops.
   using Writer = std::function<bool(Store::Batch&)>;
 
-  // progress(graded, total) after each graded sample is stored (optional).
+  // Sampling and grading progress after each sample is stored (optional).
   StoreSink(v1::Run* run, Store& store, GradingInFlight& guard, RunCounters& counters, Writer write,
-            std::function<void(int, int)> progress = nullptr)
+            ProgressFn progress = nullptr)
       : run_(run),
         store_(store),
         guard_(guard),
@@ -53,8 +54,9 @@ class StoreSink : public RunSink {
   GradingInFlight& guard_;
   RunCounters& counters_;
   Writer write_;
-  std::function<void(int, int)> progress_;
-  Mutex mu_;  // one batch at a time: a sample + the run's progress
+  ProgressFn progress_;
+  Mutex mu_;                        // one batch at a time: a sample + the run's progress
+  int formal_ GUARDED_BY(mu_) = 0;  // graded samples with a formal outcome
 };
 
 }  // namespace evald

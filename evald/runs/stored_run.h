@@ -31,7 +31,7 @@ struct StoredRunContext {
   RunCounters* counters = nullptr;
   StoreSink::Writer write;  // stores a batch, waiting out a full disk; false when stopping
   // (samples graded, samples of the run) after each graded sample; optional.
-  std::function<void(int, int)> progress;
+  ProgressFn progress;  // sampling and grading (calibration: resources.progress)
 };
 
 // Executes what the run has left to do; the run record is updated as it goes. Cancelled when
