@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "harness/procedural_regions.h"
+#include "harness/token_view.h"
 #include "harness/verilog_keywords.h"
 #include "harness/verilog_lexer.h"
 
@@ -14,7 +15,6 @@ namespace evald {
 
 namespace {
 
-using Kind = VerilogToken::Kind;
 using Names = std::unordered_set<std::string_view>;
 
 // Words whose meaning Yosys does not share with the simulator (or does not read at all).
@@ -33,10 +33,10 @@ const Names& UnmodelledWords() {
   return *words;
 }
 
-class FidelityWalker {
+class FidelityWalker : private TokenView {
  public:
   explicit FidelityWalker(const std::vector<VerilogToken>& tokens)
-      : t_(tokens), n_(tokens.size()), regions_(FindProceduralRegions(tokens)) {}
+      : TokenView(tokens), regions_(FindProceduralRegions(tokens)) {}
 
   FidelityFinding Run() {
     if (regions_.too_deep) return Refuse(regions_.too_deep_line, "statements nested too deeply");
@@ -48,23 +48,12 @@ class FidelityWalker {
   }
 
  private:
-  bool Word(size_t i) const { return i < n_ && t_[i].kind == Kind::kIdentifier; }
-  bool Keyword(size_t i) const { return Word(i) && !t_[i].escaped && IsVerilogKeyword(t_[i].text); }
-  bool Is(size_t i, std::string_view w) const { return Keyword(i) && t_[i].text == w; }
-  bool IsAny(size_t i, std::initializer_list<std::string_view> words) const {
-    for (auto w : words)
-      if (Is(i, w)) return true;
-    return false;
-  }
-  bool Punct(size_t i, char c) const {
-    return i < n_ && t_[i].kind == Kind::kPunct && t_[i].text[0] == c;
-  }
-  // Two punctuation characters written together, like `->`.
-  bool Adjacent(size_t i) const {
-    return i + 1 < n_ && t_[i].text.data() + t_[i].text.size() == t_[i + 1].text.data();
-  }
   bool Procedural(size_t i) const { return i < n_ && regions_.procedural[i]; }
-  int Line(size_t i) const { return i < n_ ? t_[i].line : (n_ ? t_[n_ - 1].line : 0); }
+  // The index after the procedural code that starts at i (an always block's body).
+  size_t ProceduralEnd(size_t i) const {
+    while (i < n_ && Procedural(i)) ++i;
+    return i;
+  }
 
   FidelityFinding Refuse(int line, const std::string& what) {
     if (finding_.faithful) {
@@ -86,10 +75,10 @@ class FidelityWalker {
     after_group_.assign(n_, 0);
     std::vector<size_t> open;
     for (size_t i = 0; i < n_; ++i) {
-      if (Punct(i, '(') || Punct(i, '[') || Punct(i, '{')) {
+      if (Opens(i)) {
         open.push_back(i);
         after_group_[i] = n_;  // unless closed
-      } else if ((Punct(i, ')') || Punct(i, ']') || Punct(i, '}')) && !open.empty()) {
+      } else if (Closes(i) && !open.empty()) {
         after_group_[open.back()] = i + 1;
         open.pop_back();
       }
@@ -148,9 +137,7 @@ class FidelityWalker {
     if (edges && !level_items.empty())
       return RefuseAt(i, "an always block sensitive to edges and levels at once");
     if (edges) {
-      size_t end = close;
-      while (end < n_ && Procedural(end)) ++end;
-      clocked_.push_back({close, end});
+      clocked_.push_back({close, ProceduralEnd(close)});
       return close;
     }
     return LevelList(i, level_items, close, ff);
@@ -164,8 +151,7 @@ class FidelityWalker {
     Names listed;
     for (size_t k : items)
       if (k < n_ && Word(k)) listed.insert(t_[k].text);
-    size_t end = body;
-    while (end < n_ && Procedural(end)) ++end;
+    const size_t end = ProceduralEnd(body);
     const Names assigned = AssignedIn(body, end);
     for (size_t k = body; k < end; ++k) {
       if (!ReadName(k) || listed.count(t_[k].text) || assigned.count(t_[k].text) ||
@@ -250,8 +236,8 @@ class FidelityWalker {
     enum class In { kNothing, kParameter, kEnumHead, kEnumBody, kGenvar } in = In::kNothing;
     int depth = 0;
     for (size_t i = 0; i < n_; ++i) {
-      const bool opens = Punct(i, '(') || Punct(i, '[') || Punct(i, '{');
-      const bool closes = Punct(i, ')') || Punct(i, ']') || Punct(i, '}');
+      const bool opens = Opens(i);
+      const bool closes = Closes(i);
       if (IsAny(i, {"parameter", "localparam"})) {
         in = In::kParameter, depth = 0;
       } else if (Is(i, "enum")) {
@@ -278,8 +264,6 @@ class FidelityWalker {
     }
   }
 
-  const std::vector<VerilogToken>& t_;
-  const size_t n_;
   const ProceduralRegions regions_;
   std::vector<size_t> after_group_;  // per opening bracket: the index after its closer
   std::vector<std::pair<size_t, size_t>> clocked_;  // bodies of edge-triggered always blocks

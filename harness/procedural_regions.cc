@@ -1,5 +1,7 @@
 #include "harness/procedural_regions.h"
 
+#include "harness/token_view.h"
+
 #include <initializer_list>
 #include <string_view>
 
@@ -9,9 +11,9 @@ namespace {
 
 using Kind = VerilogToken::Kind;
 
-class Walker {
+class Walker : private TokenView {
  public:
-  explicit Walker(const std::vector<VerilogToken>& tokens) : t_(tokens), n_(tokens.size()) {
+  explicit Walker(const std::vector<VerilogToken>& tokens) : TokenView(tokens) {
     regions_.procedural.assign(n_, false);
   }
 
@@ -30,17 +32,6 @@ class Walker {
   }
 
  private:
-  bool Is(size_t i, std::string_view word) const {
-    return i < n_ && t_[i].kind == Kind::kIdentifier && !t_[i].escaped && t_[i].text == word;
-  }
-  bool IsAny(size_t i, std::initializer_list<std::string_view> words) const {
-    for (auto w : words)
-      if (Is(i, w)) return true;
-    return false;
-  }
-  bool Punct(size_t i, char c) const {
-    return i < n_ && t_[i].kind == Kind::kPunct && t_[i].text[0] == c;
-  }
   bool ModuleBoundary(size_t i) const {
     return IsAny(i, {"module", "macromodule", "endmodule", "program", "endprogram", "interface",
                      "endinterface", "package", "endpackage"});
@@ -59,11 +50,11 @@ class Walker {
 
   // Index after the bracket group opened at i ('(' / '[' / '{'), or i when none opens there.
   size_t SkipGroup(size_t i) const {
-    if (!(Punct(i, '(') || Punct(i, '[') || Punct(i, '{'))) return i;
+    if (!Opens(i)) return i;
     int depth = 0;
     for (; i < n_; ++i) {
-      if (Punct(i, '(') || Punct(i, '[') || Punct(i, '{')) ++depth;
-      if (Punct(i, ')') || Punct(i, ']') || Punct(i, '}')) {
+      if (Opens(i)) ++depth;
+      if (Closes(i)) {
         if (--depth == 0) return i + 1;
       }
       if (ModuleBoundary(i)) return i;
@@ -189,8 +180,6 @@ class Walker {
     }
   }
 
-  const std::vector<VerilogToken>& t_;
-  const size_t n_;
   ProceduralRegions regions_;
 };
 

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "evald/gate/ci_gate.h"
 #include "evald/metrics/paired_tests.h"
 #include "evald/metrics/run_comparison.h"
@@ -101,13 +103,22 @@ TEST(Gate, ThresholdsParseAndDecide) {
   EXPECT_FALSE(EvaluateGate(r, GateOptions{}).passed);  // nothing to gate on
 }
 
-TEST(Gate, RegressionAgainstBaselineAndRenderings) {
-  std::vector<std::tuple<std::string, int, int>> base, cand;
+// A baseline and a candidate over 25 problems named name(i) of 10 samples each, problem i
+// passing base(i) and candidate(i) of them.
+std::pair<v1::EvalReport, v1::EvalReport> ReportPair(const std::function<std::string(int)>& name,
+                                                     const std::function<int(int)>& base,
+                                                     const std::function<int(int)>& candidate) {
+  std::vector<std::tuple<std::string, int, int>> b, c;
   for (int i = 0; i < 25; ++i) {
-    base.emplace_back("P<" + std::to_string(i) + "&", 10, 9);
-    cand.emplace_back("P<" + std::to_string(i) + "&", 10, i < 5 ? 0 : 3);
+    b.emplace_back(name(i), 10, base(i));
+    c.emplace_back(name(i), 10, candidate(i));
   }
-  v1::EvalReport b = Report(base), c = Report(cand);
+  return {Report(b), Report(c)};
+}
+
+TEST(Gate, RegressionAgainstBaselineAndRenderings) {
+  const auto [b, c] = ReportPair([](int i) { return "P<" + std::to_string(i) + "&"; },
+                                 [](int) { return 9; }, [](int i) { return i < 5 ? 0 : 3; });
   GateOptions opts;
   opts.baseline = &b;
   GateResult res = EvaluateGate(c, opts);
@@ -152,12 +163,8 @@ TEST(Gate, StrictFailsOnInputErrors) {
 // A candidate significantly better than its baseline passes, and the check says it improved
 // (not "not significant"), with the number of problems compared.
 TEST(Gate, ASignificantImprovementIsCalledOne) {
-  std::vector<std::tuple<std::string, int, int>> base, cand;
-  for (int i = 0; i < 25; ++i) {
-    base.emplace_back("P" + std::to_string(i), 10, 2);
-    cand.emplace_back("P" + std::to_string(i), 10, 9);
-  }
-  v1::EvalReport b = Report(base), c = Report(cand);
+  const auto [b, c] = ReportPair([](int i) { return "P" + std::to_string(i); },
+                                 [](int) { return 2; }, [](int) { return 9; });
   GateOptions opts;
   opts.baseline = &b;
   GateResult res = EvaluateGate(c, opts);
