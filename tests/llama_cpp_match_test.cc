@@ -371,6 +371,23 @@ TEST_F(LlamaCppMatch, GeneratedLogprobsAreLlamaCppsAlongTheSample) {
   EXPECT_GT(not_likeliest, 0) << "the sample should include tokens other than the likeliest";
 }
 
+// A gemma4 file without final_logit_softcapping: llama.cpp caps the logits at its default, 30;
+// so does evald (it once read the absence as no cap). Weights large enough for the cap to show.
+TEST_F(LlamaCppMatch, Gemma4WithoutAFinalSoftCapTakesLlamaCppsDefault) {
+  RandomModelShape shape = SmallShape("gemma4", GgmlType::kF32);
+  shape.omit_final_softcap = true;
+  shape.scale = 0.6f;
+  const std::string path = "/tmp/evald-gemma4-nocap-" + std::to_string(::getpid()) + ".gguf";
+  ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
+  auto model = LlamaModel::Load(path);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_FLOAT_EQ((*model)->config().final_softcap, 30.0f);
+  const Gap g = CompareDistributions(path, 12);
+  EXPECT_LE(g.log_p, 1e-3) << "gemma's GELU tolerance";
+  std::printf("gemma4 without a final soft-cap: max |d log p| %.2e\n", g.log_p);
+  std::remove(path.c_str());
+}
+
 // Byte-level BPE (tokenizer.ggml.model = gpt2) with each pre-tokenizer: a vocabulary learned
 // by evald from the built-in problems' Verilog and some prose, in a qwen2 file; ids identical to
 // llama.cpp's on the same strings, and decoding gives the strings back.

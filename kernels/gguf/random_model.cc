@@ -71,8 +71,9 @@ void SetGemma4Metadata(const RandomModelShape& shape, int head_dim, GgufWriter& 
   w.SetMetadata(a + "rope.freq_base_swa", F32(10000.0));
   w.SetMetadata(a + "attention.shared_kv_layers", U32(0));
   w.SetMetadata(a + "embedding_length_per_layer_input", U32(0));
-  w.SetMetadata(a + "final_logit_softcapping",
-                F32(shape.final_softcap ? shape.final_softcap : 30.0));
+  if (!shape.omit_final_softcap)
+    w.SetMetadata(a + "final_logit_softcapping",
+                  F32(shape.final_softcap ? shape.final_softcap : 30.0));
 }
 
 // The architecture's metadata for the shape, and the vocabulary's tokenizer keys.

@@ -30,6 +30,7 @@ struct RandomModelShape {
   // value projection; the share of their RoPE pairs that rotate (proportional RoPE).
   int head_dim_swa = 0, kv_heads_swa = 0, full_every = 6;
   float rotary_share = 0.25f;
+  bool omit_final_softcap = false;  // gemma4: no final_logit_softcapping key (readers default it)
   // Written after the shape's own keys (tests of files the core must refuse).
   std::vector<std::pair<std::string, GgufValue>> extra_metadata;
 };

@@ -117,7 +117,8 @@ Status ReadGemma4Settings(const GgufFile& f, LlamaConfig* c, std::vector<bool>* 
   c->qk_norm = true;
   c->value_norm = true;
   c->query_scale = 1.0f;
-  c->final_softcap = 0;
+  // A file without the key gets llama.cpp's default for the architecture, as llama.cpp reads it.
+  c->final_softcap = 30.0f;
   return GetFiniteNonNegative(f, p + "final_logit_softcapping", &c->final_softcap);
 }
 
