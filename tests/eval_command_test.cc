@@ -15,6 +15,7 @@
 #include "base/file_io.h"
 #include "base/hash.h"
 #include "base/py_text.h"
+#include "evald/proto/compare.pb.h"
 #include "evald/proto/eval.pb.h"
 #include "fake_server.h"
 #include "test_support.h"
@@ -544,6 +545,44 @@ TEST_F(EvalCommand, GenerateListsEveryTokensLogprobs) {
   }
   EXPECT_EQ(rows, 6) << r.output;
   EXPECT_NE(RunEvald("generate --model " + model + " --prompt x --logprobs 21").exit_code, 0);
+}
+
+// `evald drift` on two built-in problems' references: Q4_0 drifts further from F32 than Q8_0
+// does, on every figure; the JSON holds each problem and category; a file of another vocabulary
+// is refused.
+TEST_F(EvalCommand, DriftOfQuantizedFilesOnTheBenchmarksPrompts) {
+  const std::string models = std::string(EVALD_SHARED_DIR) + "/models/";
+  const std::string json = dir_ + "/drift.json";
+  auto r = RunEvald(
+      "drift --base " + models + "stories260K-f32.gguf --candidate " + models +
+      "stories260K-q8_0.gguf --candidate " + models +
+      "stories260K-q4_0.gguf --problems Bi01_and_gate Bi02_mux2_byte Bi11_fsm_detect101 --json " +
+      json);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("mean KL"), std::string::npos) << r.output;
+  auto text = ReadFileBounded(json);
+  ASSERT_TRUE(text.ok());
+  v1::DriftReport report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*text, &report).ok());
+  EXPECT_EQ(report.completions(), "references");
+  ASSERT_EQ(report.variants_size(), 2);
+  const auto& q8 = report.variants(0).overall();
+  const auto& q4 = report.variants(1).overall();
+  EXPECT_GT(q8.tokens(), 20);
+  EXPECT_EQ(q8.tokens(), q4.tokens());
+  EXPECT_LT(q8.mean_kl(), q4.mean_kl());
+  EXPECT_GE(q8.top1_agreement(), q4.top1_agreement());
+  EXPECT_LT(std::abs(q8.ppl_ratio() - 1), std::abs(q4.ppl_ratio() - 1));
+  EXPECT_EQ(report.variants(1).problems_size(), 2);
+  EXPECT_LE(report.variants(1).mean_kl_ci95().low(), q4.mean_kl() + 1e-12);
+  EXPECT_GE(report.variants(1).by_category_size(), 1);
+  // Bi11's prompt and reference need more than stories260K's 512 positions: left out, named.
+  ASSERT_EQ(report.skipped_size(), 1);
+  EXPECT_EQ(report.skipped(0), "Bi11_fsm_detect101");
+  auto other = RunEvald("drift --base " + models + "stories260K-f32.gguf --candidate " + models +
+                        "llama-2-tiny-random.gguf --problems Bi01_and_gate");
+  EXPECT_EQ(other.exit_code, 2) << other.output;
+  EXPECT_NE(other.output.find("not the same checkpoint"), std::string::npos) << other.output;
 }
 
 // `evald bench decode` prints every figure it promises, with numbers that add up: the

@@ -14,7 +14,9 @@
 #include <cstdio>
 
 #include "base/file_io.h"
+#include "evald/metrics/distribution_drift.h"
 #include "kernels/generate/generator.h"
+#include "kernels/generate/teacher_forcing.h"
 #include "kernels/gguf/random_model.h"
 #include "kernels/tokenizer/spm_tokenizer.h"
 #include "kernels/tokenizer/tokenizer.h"
@@ -386,6 +388,77 @@ TEST_F(LlamaCppMatch, Gemma4WithoutAFinalSoftCapTakesLlamaCppsDefault) {
   EXPECT_LE(g.log_p, 1e-3) << "gemma's GELU tolerance";
   std::printf("gemma4 without a final soft-cap: max |d log p| %.2e\n", g.log_p);
   std::remove(path.c_str());
+}
+
+// `evald drift`'s figures (teacher-forced KL of Q8_0 and Q4_0 against F32, top-1 agreement,
+// perplexity ratio) against the same figures computed from llama.cpp's own distributions over
+// the same tokens. Tolerance: llama.cpp's and evald's log-probs differ by up to 1e-4 (F32) and
+// 0.1 at a rare position (quantized, see above), so mean KL within 2% + 1e-4, the perplexity
+// ratio within 0.5%, top-1 agreement within one token.
+// evald's drift figures of `candidate` from `base` along `seq` (from token `first`), and the
+// same figures from llama.cpp's distributions over the same tokens.
+std::pair<v1::DriftFigures, v1::DriftFigures> DriftBothWays(const std::string& base,
+                                                            const std::string& candidate,
+                                                            const std::vector<int>& seq,
+                                                            size_t first) {
+  auto b = LlamaModel::Load(base), c = LlamaModel::Load(candidate);
+  EXPECT_TRUE(b.ok() && c.ok());
+  if (!b.ok() || !c.ok()) return {};
+  std::vector<std::vector<float>> base_lp;
+  EXPECT_TRUE(ForEachNextTokenLogprobs(**b, seq, first, [&](size_t, std::span<const float> lp) {
+                base_lp.emplace_back(lp.begin(), lp.end());
+              }).ok());
+  DriftAccumulator evald, llama;
+  size_t k = 0;
+  EXPECT_TRUE(ForEachNextTokenLogprobs(**c, seq, first, [&](size_t t, std::span<const float> lp) {
+                evald.Add(CompareNextToken(base_lp[k++], lp, seq[t]));
+              }).ok());
+  const auto ref_b = ReferenceLogProbs(base, seq, "f32"),
+             ref_c = ReferenceLogProbs(candidate, seq, "f32");
+  EXPECT_EQ(ref_b.size(), seq.size());
+  EXPECT_EQ(ref_c.size(), seq.size());
+  for (size_t t = first; t < std::min(ref_b.size(), ref_c.size()); ++t) {
+    // llama.cpp's distribution of token t: after feeding tokens [0, t).
+    const std::vector<float> pb(ref_b[t - 1].begin(), ref_b[t - 1].end());
+    const std::vector<float> pc(ref_c[t - 1].begin(), ref_c[t - 1].end());
+    llama.Add(CompareNextToken(pb, pc, seq[t]));
+  }
+  return {evald.Figures(), llama.Figures()};
+}
+
+TEST_F(LlamaCppMatch, DriftFiguresAreLlamaCppsOnTheSameTokens) {
+  const std::string stories = Models() + "/stories260K-f32.gguf";
+  auto model = LlamaModel::Load(stories);
+  ASSERT_TRUE(model.ok());
+  const std::vector<int> seq = GreedySequence(**model, 40);
+  ASSERT_GT(seq.size(), 20u);
+  // The small real model's quantized files, and random-weight llama files of each type.
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const char* q : {"q8_0", "q4_0"})
+    if (std::ifstream(Models() + "/stories260K-" + q + ".gguf"))
+      pairs.emplace_back(stories, Models() + "/stories260K-" + q + ".gguf");
+  std::vector<std::string> written;
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kQ4_0}) {
+    const std::string path = "/tmp/evald-drift-llama-" + std::to_string(static_cast<int>(type)) +
+                             "-" + std::to_string(::getpid()) + ".gguf";
+    ASSERT_TRUE(WriteRandomModel(SmallShape("llama", type), stories, path).ok());
+    written.push_back(path);
+  }
+  pairs.emplace_back(written[0], written[1]);
+  for (const auto& [base, candidate] : pairs) {
+    const auto [e, l] = DriftBothWays(base, candidate, seq, 5);  // the prompt is not scored
+    EXPECT_EQ(e.tokens(), l.tokens());
+    EXPECT_NEAR(e.mean_kl(), l.mean_kl(), 0.02 * l.mean_kl() + 1e-4) << candidate;
+    EXPECT_NEAR(e.ppl_ratio(), l.ppl_ratio(), 0.005 * l.ppl_ratio()) << candidate;
+    EXPECT_NEAR(e.top1_agreement(), l.top1_agreement(), 1.0 / e.tokens() + 1e-9) << candidate;
+    EXPECT_GT(e.mean_kl(), 0) << candidate << ": a quantized file drifts";
+    std::printf(
+        "%s vs %s over %d tokens: mean KL evald %.6f llama.cpp %.6f; top-1 %.4f / %.4f; "
+        "PPL ratio %.4f / %.4f\n",
+        candidate.c_str(), base.c_str(), e.tokens(), e.mean_kl(), l.mean_kl(), e.top1_agreement(),
+        l.top1_agreement(), e.ppl_ratio(), l.ppl_ratio());
+  }
+  for (const auto& p : written) std::remove(p.c_str());
 }
 
 // Byte-level BPE (tokenizer.ggml.model = gpt2) with each pre-tokenizer: a vocabulary learned

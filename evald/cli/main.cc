@@ -20,6 +20,7 @@
 #include <functional>
 
 #include "evald/cli/compare_and_gate.h"
+#include "evald/cli/drift_command.h"
 #include "evald/cli/eval_commands.h"
 #include "evald/cli/executor_flags.h"
 #include "evald/cli/model_commands.h"
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   RegisterExportCommand(app, &run);
   RegisterOpenApiCommand(app, &run);
   RegisterModelCommands(app, &run);
+  RegisterDriftCommand(app, &run);
   RegisterWorkerCommand(app, &run);
 
   try {

@@ -1,0 +1,57 @@
+#include "kernels/generate/teacher_forcing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/ops/kernel_table.h"
+
+namespace evald::kernels {
+
+namespace {
+
+// logits -> log-softmax, in place.
+void LogSoftmax(std::vector<float>& v) {
+  float max = -std::numeric_limits<float>::infinity();
+  for (float x : v) max = std::max(max, x);
+  double sum = 0;
+  for (float x : v) sum += std::exp(static_cast<double>(x) - max);
+  const double norm = max + std::log(sum);
+  for (float& x : v) x = static_cast<float>(x - norm);
+}
+
+}  // namespace
+
+Status ForEachNextTokenLogprobs(const LlamaModel& model, const std::vector<int>& tokens,
+                                size_t first,
+                                const std::function<void(size_t, std::span<const float>)>& visit,
+                                Isa isa) {
+  if (first < 1 || first > tokens.size())
+    return Status::InvalidArgument("the scored tokens must start after the first token");
+  if (static_cast<int64_t>(tokens.size()) > model.config().context)
+    return Status::InvalidArgument("the text of " + std::to_string(tokens.size()) +
+                                   " tokens does not fit the context of " +
+                                   std::to_string(model.config().context));
+  if (!IsaSupported(isa)) return Status::InvalidArgument("this CPU cannot run that ISA");
+  const int vocab = model.config().vocab;
+  LlamaSession session(model, static_cast<int>(tokens.size()), KernelTable::For(isa));
+  // Everything before the last unscored token in chunks: its logits are not needed.
+  const size_t context = first - 1;
+  for (size_t i = 0; i < context; i += LlamaSession::kPrefillChunk) {
+    const int chunk = static_cast<int>(std::min<size_t>(LlamaSession::kPrefillChunk, context - i));
+    auto l = session.Prefill(tokens.data() + i, chunk, static_cast<int>(i));
+    if (!l.ok()) return l.status();
+  }
+  std::vector<float> logprobs(static_cast<size_t>(vocab));
+  // Feeding token t gives the distribution of token t + 1.
+  for (size_t t = context; t + 1 < tokens.size(); ++t) {
+    auto l = session.Forward(tokens[t], static_cast<int>(t));
+    if (!l.ok()) return l.status();
+    logprobs.assign(*l, *l + vocab);
+    LogSoftmax(logprobs);
+    visit(t + 1, logprobs);
+  }
+  return Status::Ok();
+}
+
+}  // namespace evald::kernels
