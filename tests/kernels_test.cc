@@ -13,6 +13,7 @@
 #include "base/file_io.h"
 #include "base/hash.h"
 #include "kernels/generate/generator.h"
+#include "kernels/generate/teacher_forcing.h"
 #include "kernels/gguf/gguf_writer.h"
 #include "kernels/gguf/random_model.h"
 #include "kernels/model/memory_plan.h"
@@ -757,6 +758,48 @@ TEST(Logprobs, OnePerGeneratedTokenAndTheSamplesUnchanged) {
     }
   }
   EXPECT_FALSE(sample(kMaxTopLogprobs + 1).ok());
+}
+
+// Teacher forcing scores a text in prefill chunks, every token's logits kept: the same
+// distributions, bit for bit, as one decode step per token (here over 40 tokens: 2.5 chunks).
+TEST(TeacherForcing, ChunkedScoringEqualsOneStepPerToken) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  const StoriesQ8 stories = LoadStories();
+  ASSERT_TRUE(stories.tokenizer);
+  std::vector<int> tokens = stories.tokenizer->Encode(
+      "Once upon a time, there was a little girl named Lily. She loved to play outside in the "
+      "sun with her dog and her friends.",
+      true);
+  ASSERT_GT(tokens.size(), 30u);
+  const size_t first = 3;
+  std::vector<std::vector<float>> chunked;
+  std::vector<size_t> positions;
+  ASSERT_TRUE(ForEachNextTokenLogprobs(*stories.model, tokens, first,
+                                       [&](size_t t, std::span<const float> lp) {
+                                         positions.push_back(t);
+                                         chunked.emplace_back(lp.begin(), lp.end());
+                                       })
+                  .ok());
+  ASSERT_EQ(chunked.size(), tokens.size() - first);
+  const int vocab = stories.model->config().vocab;
+  LlamaSession session(*stories.model, static_cast<int>(tokens.size()),
+                       KernelTable::For(DetectIsa()));
+  for (size_t t = 0; t + 1 < tokens.size(); ++t) {
+    auto l = session.Forward(tokens[t], static_cast<int>(t));
+    ASSERT_TRUE(l.ok());
+    if (t + 1 < first) continue;
+    const size_t k = t + 1 - first;
+    EXPECT_EQ(positions[k], t + 1);
+    // The same logits give the same log-softmax: compare its argmax and values.
+    std::vector<float> lp(*l, *l + vocab);
+    const float max = *std::max_element(lp.begin(), lp.end());
+    double sum = 0;
+    for (float x : lp) sum += std::exp(static_cast<double>(x) - max);
+    for (int v = 0; v < vocab; ++v)
+      ASSERT_FLOAT_EQ(chunked[k][v], static_cast<float>(lp[v] - (max + std::log(sum))))
+          << "token " << t + 1 << " id " << v;
+  }
+  EXPECT_FALSE(ForEachNextTokenLogprobs(*stories.model, tokens, 0, nullptr).ok());
 }
 
 TEST(Model, ClearErrorsForUnusableFiles) {

@@ -43,13 +43,19 @@ Status ForEachNextTokenLogprobs(const LlamaModel& model, const std::vector<int>&
     if (!l.ok()) return l.status();
   }
   std::vector<float> logprobs(static_cast<size_t>(vocab));
-  // Feeding token t gives the distribution of token t + 1.
-  for (size_t t = context; t + 1 < tokens.size(); ++t) {
-    auto l = session.Forward(tokens[t], static_cast<int>(t));
+  // Feeding token t gives the distribution of token t + 1: the scored part in prefill chunks
+  // too, every token's logits kept (each weight matrix streamed once per chunk).
+  for (size_t t = context; t + 1 < tokens.size(); t += LlamaSession::kPrefillChunk) {
+    const int chunk =
+        static_cast<int>(std::min<size_t>(LlamaSession::kPrefillChunk, tokens.size() - 1 - t));
+    auto l = session.PrefillAllLogits(tokens.data() + t, chunk, static_cast<int>(t));
     if (!l.ok()) return l.status();
-    logprobs.assign(*l, *l + vocab);
-    LogSoftmax(logprobs);
-    visit(t + 1, logprobs);
+    for (int s = 0; s < chunk; ++s) {
+      const float* row = *l + static_cast<size_t>(s) * vocab;
+      logprobs.assign(row, row + vocab);
+      LogSoftmax(logprobs);
+      visit(t + static_cast<size_t>(s) + 1, logprobs);
+    }
   }
   return Status::Ok();
 }

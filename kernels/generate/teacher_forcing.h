@@ -14,8 +14,9 @@
 namespace evald::kernels {
 
 // Calls visit(t, logprobs) for every t in [first, tokens.size()) with the log-probabilities
-// (over the vocabulary) of the token at t given tokens [0, t). The tokens before first - 1 are
-// prefilled in chunks; from there on one step per token. first >= 1.
+// (over the vocabulary) of the token at t given tokens [0, t). Everything runs in prefill chunks
+// (the scored part keeping every token's logits), bit-identical to one decode step per token.
+// first >= 1.
 Status ForEachNextTokenLogprobs(const LlamaModel& model, const std::vector<int>& tokens,
                                 size_t first,
                                 const std::function<void(size_t, std::span<const float>)>& visit,

@@ -467,7 +467,16 @@ void LlamaSession::FeedForward(int count, int l) {
     for (int i = 0; i < count * c.dim; ++i) x_[i] *= L.out_scale[0];
 }
 
-StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, bool prefill) {
+StatusOr<const float*> LlamaSession::PrefillAllLogits(const int* tokens, int count, int pos) {
+  if (count < 1 || count > kPrefillChunk)
+    return Status::InvalidArgument("prefill takes 1.." + std::to_string(kPrefillChunk) + " tokens");
+  if (pos + count > max_positions_)
+    return Status::InvalidArgument("position beyond the session's context");
+  return Run(tokens, count, pos, true, /*all_logits=*/true);
+}
+
+StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, bool prefill,
+                                         bool all_logits) {
   const LlamaConfig& c = model_.config();
   if (pos < 0 || pos >= max_positions_)
     return Status::InvalidArgument("position beyond the session's context");
@@ -478,8 +487,10 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, 
     Attention(step, l);
     FeedForward(count, l);
   }
-  // Prefill needs only the last token's logits.
-  const int first_out = prefill ? count - 1 : 0, outputs = count - first_out;
+  // Prefill needs only the last token's logits (unless a text is being scored).
+  const int first_out = prefill && !all_logits ? count - 1 : 0, outputs = count - first_out;
+  const size_t needed = static_cast<size_t>(outputs) * c.vocab;
+  if (logits_.size() < needed) logits_.resize(needed);
   for (int s = first_out; s < count; ++s)
     RmsNorm(&x_[s * c.dim], model_.output_norm(), &xb_[(s - first_out) * c.dim], c.dim, c.rms_eps);
   matvec_.ApplyBatch(model_.output(), xb_.data(), outputs, logits_.data());

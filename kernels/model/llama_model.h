@@ -99,6 +99,9 @@ class LlamaSession {
   // matrix streamed once for all of them, causal attention among them); the logits of the last.
   // Bit-identical to Forward on each token in turn.
   StatusOr<const float*> Prefill(const int* tokens, int count, int pos);
+  // The same, with the logits of every one of the `count` tokens (row s at s * vocab): scoring
+  // a given text (teacher forcing) at the cost of a prefill.
+  StatusOr<const float*> PrefillAllLogits(const int* tokens, int count, int pos);
   // The most tokens Prefill takes at once.
   static constexpr int kPrefillChunk = 16;
   // Copies sequence 0's cache for positions [0, positions) to every other sequence: a prompt
@@ -115,7 +118,8 @@ class LlamaSession {
  private:
   // count vectors through the model: sequence s at position pos (decoding n sequences), or with
   // `prefill`, tokens of sequence 0 at positions pos, pos + 1, ... (logits of the last only).
-  StatusOr<const float*> Run(const int* tokens, int count, int pos, bool prefill);
+  StatusOr<const float*> Run(const int* tokens, int count, int pos, bool prefill,
+                             bool all_logits = false);
   // The vectors of one Run: vector s at position PosOf(s) of sequence SeqOf(s).
   struct Step {
     int count, pos;
