@@ -101,12 +101,47 @@ size_t Count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// An `evald drift` report attached to the train-vs-serve report: each variant served from a file
+// it measured shows that file's drift beside its pass@k deltas (matched by path or file name);
+// the base file's variant drifts by nothing; a variant from another file shows "—".
+TEST_F(TrainServeTest, DriftFromAnEvaldDriftReportSitsBesideThePassAtKDeltas) {
+  std::vector<ServeRun> runs = runs_;
+  runs[0].report.mutable_serving()->set_endpoint("/models/gemma-f16.gguf");
+  runs[1].report.mutable_serving()->set_endpoint("/models/gemma-q8_0-other.gguf");
+  runs[2].report.mutable_serving()->set_endpoint("/models/gemma-q4_0.gguf");
+  auto r = BuildTrainServeReport(runs, 0, categories_, "with drift");
+  ASSERT_TRUE(r.ok());
+  v1::DriftReport drift;
+  drift.set_base("/models/gemma-f16.gguf");
+  auto* q4 = drift.add_variants();
+  q4->set_file("/elsewhere/gemma-q4_0.gguf");  // the same file name
+  q4->mutable_overall()->set_tokens(900);
+  q4->mutable_overall()->set_mean_kl(0.0421);
+  q4->mutable_overall()->set_top1_agreement(0.93);
+  EXPECT_EQ(AttachDrift(drift, &*r), 2);
+  EXPECT_DOUBLE_EQ(r->variants(0).drift().mean_kl(), 0);
+  EXPECT_DOUBLE_EQ(r->variants(0).drift().top1_agreement(), 1);
+  EXPECT_FALSE(r->variants(1).has_drift());
+  EXPECT_DOUBLE_EQ(r->variants(2).drift().mean_kl(), 0.0421);
+  auto html = RenderTrainServeReport(*r, "html");
+  auto md = RenderTrainServeReport(*r, "markdown");
+  ASSERT_TRUE(html.ok() && md.ok());
+  EXPECT_NE(html->find("<th>mean KL from the base file</th>"), std::string::npos);
+  EXPECT_NE(html->find("data-variant=\"2\" data-metric=\"drift:mean_kl\" data-v=\"0.042100\""),
+            std::string::npos)
+      << *html;
+  EXPECT_NE(md->find("## Drift from /models/gemma-f16.gguf"), std::string::npos) << *md;
+  EXPECT_NE(md->find("| q4\\_0-evald-core | 0.042100 |"), std::string::npos) << *md;
+}
+
 // The value the JSON report holds for a page cell's (variant, metric).
 double JsonValue(const v1::ServeVariant& v, const std::string& metric) {
   auto k_of = [&](size_t at) { return metric.substr(at); };
   if (metric.rfind("pass@", 0) == 0) return v.pass_at().at(k_of(5));
   if (metric.rfind("delta@", 0) == 0) return v.delta().at(k_of(6));
   if (metric.rfind("p@", 0) == 0) return v.delta_p().at(k_of(2));
+  if (metric == "drift:mean_kl") return v.drift().mean_kl();
+  if (metric == "drift:top1") return v.drift().top1_agreement();
   if (metric.rfind("category:", 0) == 0) {
     for (const auto& c : v.categories())
       if (c.category() == metric.substr(9)) return c.pass_at_1();

@@ -1,5 +1,6 @@
 #include "evald/cli/report_command.h"
 
+#include <google/protobuf/util/json_util.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -20,7 +21,7 @@ namespace {
 struct ReportFlags {
   std::vector<std::string> inputs;
   std::string data, label, baseline, dataset, task = "spec-to-rtl", format = "html", out,
-                                              title = "train vs serve";
+                                              title = "train vs serve", drift;
 };
 
 // Problem categories of a dataset folder (none when it cannot be loaded: "other").
@@ -79,6 +80,16 @@ int RunReport(const ReportFlags& f) {
                                 "with --label KEY=VALUE"));
   auto report = f.inputs.empty() ? FromStore(f) : FromInputs(f);
   if (!report.ok()) return Fail(report.status());
+  if (!f.drift.empty()) {
+    auto text = ReadFileBounded(f.drift, 64 << 20);
+    if (!text.ok()) return Fail(text.status());
+    v1::DriftReport drift;
+    if (!google::protobuf::util::JsonStringToMessage(*text, &drift).ok())
+      return Fail(Status::InvalidArgument(f.drift + " is not an `evald drift --json` report"));
+    if (AttachDrift(drift, &*report) == 0)
+      spdlog::warn("{}: no variant was served from a file it measured (by path or file name)",
+                   f.drift);
+  }
   auto text = RenderTrainServeReport(*report, f.format);
   if (!text.ok()) return Fail(text.status());
   if (f.out.empty()) {
@@ -110,6 +121,9 @@ void RegisterReportCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--format", f->format, "html | markdown | json");
   cmd->add_option("--out", f->out, "output file (default: standard output)");
   cmd->add_option("--title", f->title, "the report's title");
+  cmd->add_option("--drift", f->drift,
+                  "an `evald drift --json` report: each variant served from a file it measured "
+                  "shows its drift from the base file beside its pass@k deltas");
   cmd->callback([f, run] { *run = [f] { return RunReport(*f); }; });
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include <algorithm>
 #include <set>
 
@@ -152,6 +154,22 @@ std::string RenderMarkdown(const v1::TrainServeReport& r) {
     }
     out += "\n";
   }
+  if (!r.drift_base().empty()) {
+    out += "\n## Drift from " + MarkdownEscape(r.drift_base()) +
+           " (teacher-forced, evald drift)\n\n| variant | mean KL | p99 KL | top-1 agreement | "
+           "delta-p RMS | PPL ratio |\n|---|---|---|---|---|---|\n";
+    for (const auto& v : r.variants()) {
+      out += "| " + MarkdownEscape(v.name()) + " |";
+      if (!v.has_drift()) {
+        for (int i = 0; i < 5; ++i) out += fmt::format(" {} |", kNoValue);
+      } else {
+        const auto& d = v.drift();
+        out += fmt::format(" {:.6f} | {:.6f} | {:.4f} | {:.4f} | {:.4f} |", d.mean_kl(), d.p99_kl(),
+                           d.top1_agreement(), d.dp_rms(), d.ppl_ratio());
+      }
+      out += "\n";
+    }
+  }
   return out + "\nCategories: " + MarkdownEscape(r.category_rules()) + "\n";
 }
 
@@ -218,6 +236,40 @@ StatusOr<std::string> RenderTrainServeReport(const v1::TrainServeReport& report,
   if (format == "html") return RenderTrainServeHtml(report);
   return Status::InvalidArgument("unknown report format '" + std::string(format) +
                                  "' (json, markdown, html)");
+}
+
+namespace {
+
+std::string FileName(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+bool SameFile(const std::string& a, const std::string& b) {
+  return !a.empty() && !b.empty() && (a == b || FileName(a) == FileName(b));
+}
+
+}  // namespace
+
+int AttachDrift(const v1::DriftReport& drift, v1::TrainServeReport* report) {
+  report->set_drift_base(drift.base());
+  int matched = 0;
+  for (auto& v : *report->mutable_variants()) {
+    if (!v.has_serving()) continue;
+    const std::string& file = v.serving().endpoint();
+    if (SameFile(file, drift.base())) {
+      v.mutable_drift()->set_top1_agreement(1);
+      v.mutable_drift()->set_ppl_ratio(1);
+      ++matched;
+      continue;
+    }
+    for (const auto& d : drift.variants())
+      if (SameFile(file, d.file())) {
+        *v.mutable_drift() = d.overall();
+        ++matched;
+        break;
+      }
+  }
+  return matched;
 }
 
 }  // namespace evald

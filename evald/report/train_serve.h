@@ -28,6 +28,11 @@ StatusOr<v1::TrainServeReport> BuildTrainServeReport(
     const std::vector<ServeRun>& runs, size_t baseline,
     const std::map<std::string, std::string>& categories, const std::string& title);
 
+// Gives each variant served from a file the drift report measured (matched by path, or by file
+// name) its drift figures; the base file's own variant gets zero drift. Returns how many variants
+// were matched.
+int AttachDrift(const v1::DriftReport& drift, v1::TrainServeReport* report);
+
 // format: json | markdown (md) | html
 StatusOr<std::string> RenderTrainServeReport(const v1::TrainServeReport& report,
                                              std::string_view format);

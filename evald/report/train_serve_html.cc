@@ -56,6 +56,8 @@ std::string AccuracyTable(const v1::TrainServeReport& r) {
         "<th>pass@{}</th><th>95% CI</th><th>delta pass@{}</th><th>delta 95% CI</th>"
         "<th>p</th>",
         k, k);
+  const bool drift = !r.drift_base().empty();
+  if (drift) out += "<th>mean KL from the base file</th><th>top-1 agreement</th>";
   out += "</tr></thead><tbody>\n";
   for (int i = 0; i < r.variants_size(); ++i) {
     const auto& v = r.variants(i);
@@ -79,6 +81,11 @@ std::string AccuracyTable(const v1::TrainServeReport& r) {
                          v.delta_ci95().at(key).high());
       out += Cell(i, "p@" + key, v.delta_p().at(key), "{:.3g}");
     }
+    if (drift && v.has_drift())
+      out += Cell(i, "drift:mean_kl", v.drift().mean_kl(), "{:.6f}") +
+             Cell(i, "drift:top1", v.drift().top1_agreement(), "{:.4f}");
+    else if (drift)
+      out += NoValueCell() + NoValueCell();
     out += "</tr>\n";
   }
   return out + "</tbody></table>\n";
