@@ -579,6 +579,25 @@ TEST_F(EvalCommand, DriftOfQuantizedFilesOnTheBenchmarksPrompts) {
   // Bi11's prompt and reference need more than stories260K's 512 positions: left out, named.
   ASSERT_EQ(report.skipped_size(), 1);
   EXPECT_EQ(report.skipped(0), "Bi11_fsm_detect101");
+  // As a chat endpoint serves the prompts: rendered in a chat format, more tokens before the
+  // completion, the same completion tokens scored.
+  const std::string chat_json = dir_ + "/drift-chat.json";
+  auto chat = RunEvald("drift --base " + models + "stories260K-f32.gguf --candidate " + models +
+                       "stories260K-q4_0.gguf --problems Bi01_and_gate Bi02_mux2_byte --api chat "
+                       "--chat-format chatml --json " +
+                       chat_json);
+  ASSERT_EQ(chat.exit_code, 0) << chat.output;
+  auto chat_text = ReadFileBounded(chat_json);
+  ASSERT_TRUE(chat_text.ok());
+  v1::DriftReport chat_report;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*chat_text, &chat_report).ok());
+  EXPECT_GT(chat_report.variants(0).overall().mean_kl(), 0);
+  EXPECT_NE(chat_report.variants(0).overall().mean_kl(), q4.mean_kl()) << "another context";
+  auto no_template = RunEvald("drift --base " + models + "stories260K-f32.gguf --candidate " +
+                              models + "stories260K-q4_0.gguf --problems Bi01_and_gate --api chat");
+  EXPECT_EQ(no_template.exit_code, 2);
+  EXPECT_NE(no_template.output.find("has no tokenizer.chat_template"), std::string::npos)
+      << no_template.output;
   auto other = RunEvald("drift --base " + models + "stories260K-f32.gguf --candidate " + models +
                         "llama-2-tiny-random.gguf --problems Bi01_and_gate");
   EXPECT_EQ(other.exit_code, 2) << other.output;

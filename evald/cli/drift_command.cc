@@ -16,6 +16,7 @@
 #include "evald/proto/json.h"
 #include "evald/runs/dataset_registry.h"
 #include "evald/samples/samples_reader.h"
+#include "kernels/chat/chat_format.h"
 #include "kernels/generate/teacher_forcing.h"
 #include "kernels/model/llama_model.h"
 #include "kernels/tokenizer/tokenizer.h"
@@ -26,6 +27,7 @@ namespace {
 
 struct DriftFlags {
   std::string base, dataset = "builtin", task = "spec-to-rtl", samples, json;
+  std::string api = "completions", chat_format;
   std::vector<std::string> candidates, problems;
 };
 
@@ -41,6 +43,37 @@ StatusOr<LoadedFile> Load(const std::string& path) {
   auto tokenizer = kernels::LoadTokenizer((*model)->file());
   if (!tokenizer.ok()) return tokenizer.status().Annotate(path);
   return LoadedFile{path, std::move(*model), std::move(*tokenizer)};
+}
+
+// The prompt as the model sees it when served: plain completion text, or (api chat) the system
+// and user turns rendered in the chat format, ready for the assistant's turn.
+StatusOr<std::string> PromptText(const DriftFlags& f, const Prompt& prompt,
+                                 const LoadedFile& base) {
+  if (f.api == "completions") return CompletionPromptText(prompt.SystemTurn(), prompt.user);
+  const std::string chat_template =
+      base.model->file().GetString("tokenizer.chat_template").value_or("");
+  if (f.chat_format.empty() && chat_template.empty())
+    return Status::InvalidArgument(base.path +
+                                   " has no tokenizer.chat_template: name one with --chat-format");
+  auto format = f.chat_format.empty() ? kernels::RecognizeChatTemplate(chat_template)
+                                      : kernels::ChatFormatNamed(f.chat_format);
+  if (!format.ok()) return format.status().Annotate("--api chat (choose one with --chat-format)");
+  std::vector<kernels::ChatMessage> messages;
+  if (!prompt.SystemTurn().empty()) messages.push_back({"system", prompt.SystemTurn()});
+  messages.push_back({"user", prompt.user});
+  return kernels::RenderChat(*format, messages, base.tokenizer->bos_text());
+}
+
+// The tokens of a text: a rendered chat's special tokens parsed (its BOS written by the
+// template, else added as for plain text), plain text as Encode does.
+std::vector<int> Tokens(const DriftFlags& f, const kernels::Tokenizer& tokenizer,
+                        const std::string& text) {
+  if (f.api == "completions") return tokenizer.Encode(text, tokenizer.add_bos());
+  std::vector<int> tokens = tokenizer.EncodeWithSpecialTokens(text, false);
+  if (tokenizer.add_bos() && tokenizer.bos() >= 0 &&
+      (tokens.empty() || tokens[0] != tokenizer.bos()))
+    tokens.insert(tokens.begin(), tokenizer.bos());
+  return tokens;
 }
 
 // A problem's text as the model sees it: the prompt, then the completion; `first` is where the
@@ -70,12 +103,13 @@ StatusOr<std::vector<ScoredText>> Texts(const DriftFlags& f, const Dataset& data
     if (!f.samples.empty() && it == completions.end()) continue;
     auto prompt = BuildPrompt(dataset, p, PromptOptions{});
     if (!prompt.ok()) return prompt.status();
-    const std::string prefix = CompletionPromptText(prompt->SystemTurn(), prompt->user);
+    auto prefix = PromptText(f, *prompt, base);
+    if (!prefix.ok()) return prefix.status();
     const std::string completion = f.samples.empty() ? p.reference : it->second;
-    ScoredText t{&p, prefix + completion, {}};
-    t.tokens = tokenizer.Encode(t.text, tokenizer.add_bos());
+    ScoredText t{&p, *prefix + completion, {}};
+    t.tokens = Tokens(f, tokenizer, t.text);
     // Where the completion starts: the longest prefix the prompt alone encodes to.
-    const std::vector<int> alone = tokenizer.Encode(prefix, tokenizer.add_bos());
+    const std::vector<int> alone = Tokens(f, tokenizer, *prefix);
     while (t.first < alone.size() && t.first < t.tokens.size() &&
            alone[t.first] == t.tokens[t.first])
       ++t.first;
@@ -117,7 +151,8 @@ v1::ConfidenceInterval Interval95(const std::vector<double>& values) {
   return out;
 }
 
-StatusOr<v1::DriftVariant> Variant(const LoadedFile& base, const LoadedFile& candidate,
+StatusOr<v1::DriftVariant> Variant(const DriftFlags& flags, const LoadedFile& base,
+                                   const LoadedFile& candidate,
                                    const std::vector<ScoredText>& texts) {
   if (candidate.model->config().vocab != base.model->config().vocab)
     return Status::InvalidArgument(candidate.path + " has another vocabulary than " + base.path +
@@ -128,7 +163,7 @@ StatusOr<v1::DriftVariant> Variant(const LoadedFile& base, const LoadedFile& can
   std::map<std::string, DriftAccumulator> categories;
   std::vector<double> kl, top1;
   for (const ScoredText& t : texts) {
-    if (candidate.tokenizer->Encode(t.text, candidate.tokenizer->add_bos()) != t.tokens)
+    if (Tokens(flags, *candidate.tokenizer, t.text) != t.tokens)
       return Status::InvalidArgument(candidate.path + " tokenizes " + t.problem->name +
                                      " differently from " + base.path +
                                      ": not the same checkpoint");
@@ -177,6 +212,8 @@ void PrintVariant(const v1::DriftVariant& v, std::ostream& out) {
 int RunDrift(const DriftFlags& f) {
   auto task = ParseTask(f.task);
   if (!task.ok()) return Fail(task.status());
+  if (f.api != "completions" && f.api != "chat")
+    return Fail(Status::InvalidArgument("--api must be completions or chat"));
   DatasetRegistry registry(f.dataset == "builtin"
                                ? std::map<std::string, std::string>{}
                                : std::map<std::string, std::string>{{"dataset", f.dataset}});
@@ -194,7 +231,7 @@ int RunDrift(const DriftFlags& f) {
   for (const auto& path : f.candidates) {
     auto candidate = Load(path);
     if (!candidate.ok()) return Fail(candidate.status());
-    auto variant = Variant(*base, *candidate, *texts);
+    auto variant = Variant(f, *base, *candidate, *texts);
     if (!variant.ok()) return Fail(variant.status());
     PrintVariant(*variant, std::cout);
     *report.add_variants() = std::move(*variant);
@@ -223,6 +260,11 @@ void RegisterDriftCommand(CLI::App& app, std::function<int()>* run) {
                   "completions (samples JSONL; the first of each problem); default: the "
                   "references");
   cmd->add_option("--problems", f->problems, "only these problems");
+  cmd->add_option("--api", f->api,
+                  "completions (plain prompt text) | chat (the system and user turns rendered "
+                  "in the model's chat format, as a chat endpoint serves them)");
+  cmd->add_option("--chat-format", f->chat_format,
+                  "--api chat: the format (default: recognised from the base file's template)");
   cmd->add_option("--json", f->json, "write the report as JSON");
   cmd->callback([f, run] { *run = [f] { return RunDrift(*f); }; });
 }
