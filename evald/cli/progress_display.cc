@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <iostream>
@@ -40,7 +41,9 @@ class ProgressDisplay {
       spdlog::info("{}", line);
       return;
     }
-    const int filled = p.total > 0 ? static_cast<int>(int64_t{kBarCells} * p.done / p.total) : 0;
+    const int filled = p.total > 0 ? static_cast<int>(std::clamp<int64_t>(
+                                         int64_t{kBarCells} * p.done / p.total, 0, kBarCells))
+                                   : 0;
     // A finished phase keeps its line; the next one starts below it.
     std::cerr << "\r[" << std::string(static_cast<size_t>(filled), '#')
               << std::string(static_cast<size_t>(kBarCells - filled), '.') << "] " << line
