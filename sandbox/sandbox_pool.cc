@@ -2,8 +2,8 @@
 
 namespace evald {
 
-SandboxPool::SandboxPool(const SandboxOptions& options, int size)
-    : options_(options), size_(size < 1 ? 1 : size) {}
+SandboxPool::SandboxPool(const SandboxOptions& options, int size, const CancelToken* cancel)
+    : options_(options), size_(size < 1 ? 1 : size), cancel_(cancel) {}
 
 SandboxPool::~SandboxPool() {
   {
@@ -55,6 +55,7 @@ void SandboxPool::Wait() {
 
 void SandboxPool::ThreadMain(int index) {
   SandboxWorker worker(options_, index);
+  worker.set_cancel(cancel_);
   Status st = worker.Start();
   {
     MutexLock lock(mu_);

@@ -20,7 +20,8 @@ class SandboxPool {
  public:
   using Task = std::function<void(SandboxWorker&)>;
 
-  SandboxPool(const SandboxOptions& options, int size);
+  // `cancel` (optional): every worker's jobs end once it stops (SandboxWorker::set_cancel).
+  SandboxPool(const SandboxOptions& options, int size, const CancelToken* cancel = nullptr);
   ~SandboxPool();
   SandboxPool(const SandboxPool&) = delete;
   SandboxPool& operator=(const SandboxPool&) = delete;
@@ -42,6 +43,7 @@ class SandboxPool {
 
   const SandboxOptions options_;
   const int size_;
+  const CancelToken* const cancel_;
   Mutex start_mu_;  // one start at a time
   std::vector<std::thread> threads_ GUARDED_BY(start_mu_);
   mutable Mutex mu_;

@@ -1,6 +1,7 @@
 #include "sandbox/sandbox_worker.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -9,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -264,12 +266,37 @@ Status SandboxWorker::Handshake(const sandbox::SandboxConfig& config) {
   return Status::Ok();
 }
 
+Status SandboxWorker::AwaitResponse(std::chrono::milliseconds* deadline) const {
+  using Clock = std::chrono::steady_clock;
+  const auto until = Clock::now() + *deadline;
+  constexpr auto kSlice = std::chrono::milliseconds(100);
+  while (true) {
+    if (cancel_->stopped()) return Status::Cancelled("the run was cancelled");
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{from_init_, POLLIN, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::min(left, kSlice).count()));
+    if (n != 0) break;  // something to read (or an error ReadFrame will report)
+  }
+  *deadline = std::max(std::chrono::milliseconds(1),
+                       std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()));
+  return Status::Ok();
+}
+
 StatusOr<sandbox::JobResponse> SandboxWorker::Run(const sandbox::JobRequest& request,
                                                   std::chrono::milliseconds deadline) {
   last_oom_ = false;
   if (pid_ <= 0) EVALD_RETURN_IF_ERROR(Start());
   uint64_t oom_before = cgroup_ ? cgroup_->OomKills() : 0;
+  if (cancel_ != nullptr && cancel_->stopped()) return Status::Cancelled("the run was cancelled");
   Status st = sandbox::WriteFrame(to_init_, request);
+  if (st.ok() && cancel_ != nullptr) {
+    st = AwaitResponse(&deadline);
+    if (st.code() == Status::Code::kCancelled) {
+      Stop();  // the job's processes die with the init; the next job starts a fresh one
+      return st;
+    }
+  }
   sandbox::JobResponse response;
   if (st.ok())
     st = sandbox::ReadFrame(from_init_, &response, sandbox::kMaxFrameBytes,

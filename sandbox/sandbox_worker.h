@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "base/cancel_token.h"
 #include "base/status.h"
 #include "sandbox/cgroup_limits.h"
 #include "sandbox/sandbox_options.h"
@@ -36,6 +37,11 @@ class SandboxWorker {
   StatusOr<sandbox::JobResponse> Run(const sandbox::JobRequest& request,
                                      std::chrono::milliseconds deadline);
 
+  // Once `cancel` stops, a job still running ends within a tenth of a second: the sandbox is
+  // killed (its processes with it) and Run returns Cancelled, so that a cancelled run never waits
+  // for a hanging design. Optional; set before the first Run.
+  void set_cancel(const CancelToken* cancel) { cancel_ = cancel; }
+
   // Valid after Start().
   const SandboxLayers& layers() const { return layers_; }
   // OOM kills observed by the worker's cgroup during the last Run.
@@ -50,6 +56,11 @@ class SandboxWorker {
 
   SandboxOptions options_;
   int index_;
+  // Waits until the init has something to say, the deadline passes, or cancel_ stops
+  // (Cancelled); `deadline` is left with what remains of it.
+  Status AwaitResponse(std::chrono::milliseconds* deadline) const;
+
+  const CancelToken* cancel_ = nullptr;
   pid_t pid_ = -1;
   int to_init_ = -1;
   int from_init_ = -1;

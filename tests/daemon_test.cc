@@ -458,6 +458,36 @@ TEST(QuickStart, TheReadmeCommandsRunAsWritten) {
 // The document describes exactly the routes served (the REST API's and serve --model's), and
 // docs/openapi.json is the document this build serves (regenerate: evald openapi | python3 -m
 // json.tool > docs/openapi.json).
+// A run cancelled while designs that never finish are simulating ends at once: the sandboxes
+// running them are killed (they would otherwise run to their CPU limit, five seconds at least),
+// and nothing they were doing is stored as a verdict.
+TEST_F(DaemonTest, ACancelKillsTheDesignsStillSimulating) {
+  StartDaemon();
+  std::string jsonl;
+  for (int i = 0; i < 6; ++i)
+    jsonl +=
+        "{\"problem\": \"Bi01_and_gate\", \"code\": \"module TopModule(input a, input b, "
+        "output reg out); always @(*) begin while (1) out = a & b; end // spin " +
+        std::to_string(i) + "\\nendmodule\"}\n";
+  const std::string id = CreateRun(jsonl);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Parse<v1::Run>(Get("/v1/runs/" + id).body).state() == v1::QUEUED &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // past calibration, into the designs
+  const auto asked = std::chrono::steady_clock::now();
+  ASSERT_EQ(Post("/v1/runs/" + id + "/cancel", "{\"reason\": \"enough\"}").status, 202);
+  v1::Run run = WaitForRun(id);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+  EXPECT_EQ(run.state(), v1::CANCELLED) << run.state_reason();
+  EXPECT_EQ(run.state_reason(), "enough");
+  EXPECT_LT(seconds, 3.0) << "the hanging designs were left to run to their limit";
+  EXPECT_EQ(run.samples_done(), 0) << "a killed simulation is no verdict";
+  std::printf("cancelled %.2f s after the request, with designs that never finish simulating\n",
+              seconds);
+}
+
 TEST(OpenApi, DescribesEveryRouteAndDocsHoldTheServedDocument) {
   std::vector<std::string> routes = Api::Routes();
   for (const auto& r : OpenAiRoutes::Routes()) routes.push_back(r);

@@ -55,6 +55,7 @@ std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size
       if (stopped()) return;
       DesignRun run;
       Calibration c = CalibrateProblem(w, sim.kind, sim.base, *p, &run);
+      if (stopped()) return;  // cut short by the cancel: says nothing about the reference
       v1::ProblemCalibration record = CalibrationToProto(p->name, c);
       cache_.KeepCalibration(key, record);
       MutexLock lock(mu);
