@@ -13,24 +13,14 @@
 
 namespace evald {
 
-int Calibrations::ReferencesToSimulate(const SimulatorTool& sim,
-                                       const std::vector<const Problem*>& problems,
-                                       const Given& given) const {
-  int n = 0;
-  for (const Problem* p : problems)
-    n += !given.count(p->name) &&
-         !cache_.FindCalibration(CalibrationKey(sim.kind, sim.version, sim.base, *p));
-  return n;
-}
-
 std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size_t index,
                                                     const std::vector<const Problem*>& problems,
                                                     const Given& given) {
   const SimulatorTool& sim = tools.simulator(index);
   const int simulated_before = simulated_;
-  Mutex mu;
-  int calibrated = 0;  // under mu
-  const int to_calibrate = ReferencesToSimulate(sim, problems, given);
+  // Given or cached calibrations first; the rest are simulated, their count known up front for
+  // the progress display.
+  std::vector<std::pair<const Problem*, std::string>> to_simulate;  // with the cache key
   for (const Problem* p : problems) {
     if (auto g = given.find(p->name); g != given.end()) {
       v1::ProblemCalibration record = g->second;
@@ -43,15 +33,21 @@ std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size
       records_[p->name] = std::move(record);
       continue;
     }
-    const std::string key = CalibrationKey(sim.kind, sim.version, sim.base, *p);
+    std::string key = CalibrationKey(sim.kind, sim.version, sim.base, *p);
     if (auto cached = cache_.FindCalibration(key)) {
       calibration_[p->name] = CalibrationFromProto(*cached);
       records_[p->name] = *cached;
       reference_runs_.erase(p->name);
       continue;
     }
+    to_simulate.emplace_back(p, std::move(key));
+  }
+  Mutex mu;
+  int calibrated = 0;  // under mu
+  const int total = static_cast<int>(to_simulate.size());
+  for (const auto& [p, key] : to_simulate) {
     ++simulated_;
-    pool_.Submit([this, &mu, &sim, &calibrated, &to_calibrate, p, key](SandboxWorker& w) {
+    pool_.Submit([this, &mu, &sim, &calibrated, total, p = p, key = key](SandboxWorker& w) {
       if (stopped()) return;
       DesignRun run;
       Calibration c = CalibrateProblem(w, sim.kind, sim.base, *p, &run);
@@ -62,7 +58,7 @@ std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size
       calibration_[p->name] = c;
       records_[p->name] = std::move(record);
       reference_runs_[p->name] = std::move(run);
-      if (progress_) progress_({RunPhase::kCalibrating, ++calibrated, to_calibrate});
+      if (progress_) progress_({RunPhase::kCalibrating, ++calibrated, total});
     });
   }
   // Say what the first seconds go to: every problem's reference is simulated once before any

@@ -59,9 +59,6 @@ class Calibrations {
   bool stopped() const { return cancel_ != nullptr && cancel_->stopped(); }
 
  private:
-  // How many of `problems` need their reference simulated (neither given nor cached).
-  int ReferencesToSimulate(const SimulatorTool& sim, const std::vector<const Problem*>& problems,
-                           const Given& given) const;
   SandboxPool& pool_;
   VerdictCache& cache_;
   std::optional<uint32_t> fixed_timeout_ms_;

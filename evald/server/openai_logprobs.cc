@@ -44,10 +44,10 @@ void AddBytes(const std::string& piece, google::protobuf::RepeatedField<int32_t>
   for (unsigned char c : piece) bytes->Add(c);
 }
 
-void AppendChatStep(const kernels::StepLogprobs& step, const std::function<std::string(int)>& piece,
-                    openai::ChoiceLogprobs* out) {
+// `text`: the chosen token's piece.
+void AppendChatStep(const kernels::StepLogprobs& step, const std::string& text,
+                    const std::function<std::string(int)>& piece, openai::ChoiceLogprobs* out) {
   auto* entry = out->add_content();
-  const std::string text = piece(step.chosen.token);
   entry->set_token(SanitizeUtf8(text));
   entry->set_logprob(step.chosen.logprob);
   AddBytes(text, entry->mutable_bytes());
@@ -60,10 +60,10 @@ void AppendChatStep(const kernels::StepLogprobs& step, const std::function<std::
   }
 }
 
-void AppendCompletionStep(const kernels::StepLogprobs& step,
+void AppendCompletionStep(const kernels::StepLogprobs& step, const std::string& text,
                           const std::function<std::string(int)>& piece, int offset,
                           openai::ChoiceLogprobs* out) {
-  out->add_tokens(SanitizeUtf8(piece(step.chosen.token)));
+  out->add_tokens(SanitizeUtf8(text));
   out->add_token_logprobs(step.chosen.logprob);
   out->add_text_offset(offset);
   auto* top = out->add_top_logprobs()->mutable_fields();
@@ -84,12 +84,13 @@ void AppendLogprobs(bool chat, std::span<const kernels::StepLogprobs> steps,
                     const std::function<std::string(int token)>& piece, int* text_offset,
                     openai::ChoiceLogprobs* out) {
   for (const auto& step : steps) {
+    const std::string text = piece(step.chosen.token);
     if (chat) {
-      AppendChatStep(step, piece, out);
+      AppendChatStep(step, text, piece, out);
     } else {
-      AppendCompletionStep(step, piece, *text_offset, out);
+      AppendCompletionStep(step, text, piece, *text_offset, out);
     }
-    *text_offset += static_cast<int>(piece(step.chosen.token).size());
+    *text_offset += static_cast<int>(text.size());
   }
 }
 

@@ -67,19 +67,14 @@ Status RunRequests::PutCheckpoint(v1::Checkpoint* checkpoint) {
 Status RunRequests::DeleteCheckpoint(const std::string& id) {
   v1::Checkpoint checkpoint;
   EVALD_RETURN_IF_ERROR(store_->Get(Family::kCheckpoints, id, &checkpoint));
-  int64_t users = 0;
-  std::string first;
-  EVALD_RETURN_IF_ERROR(
-      store_->Scan(Family::kRuns, "", [&](std::string_view key, std::string_view value) {
-        v1::Run run;
-        if (run.ParseFromArray(value.data(), static_cast<int>(value.size())) &&
-            run.spec().checkpoint_id() == id && users++ == 0)
-          first = std::string(key);
-        return true;
-      }));
-  if (users > 0)
-    return Status::InvalidArgument(fmt::format(
-        "checkpoint {} is used by {} run(s) (first: {}); delete them first", id, users, first));
+  RunFilter of_checkpoint;
+  of_checkpoint.checkpoint_id = id;
+  auto users = RunRecords(*store_).ListRuns(of_checkpoint);
+  if (!users.ok()) return users.status();
+  if (!users->empty())
+    return Status::InvalidArgument(
+        fmt::format("checkpoint {} is used by {} run(s) (first: {}); delete them first", id,
+                    users->size(), users->front().id()));
   Store::Batch batch = store_->NewBatch();
   batch.Delete(Family::kCheckpoints, id);
   EVALD_RETURN_IF_ERROR(store_->Write(batch));

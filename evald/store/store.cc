@@ -40,26 +40,40 @@ Status FromRocks(const rocksdb::Status& st, const std::string& what) {
 
 }  // namespace
 
+namespace {
+
+// The default family (which evald does not use) and then evald's, in Family's order.
+std::vector<rocksdb::ColumnFamilyDescriptor> FamilyDescriptors() {
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  for (const char* name : kFamilyNames) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  return families;
+}
+
+}  // namespace
+
+std::unique_ptr<Store> Store::Adopt(const std::string& dir, rocksdb::DB* db,
+                                    const std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+  std::unique_ptr<Store> store(new Store());
+  store->dir_ = dir;
+  store->db_.reset(db);
+  // handles[0] is the default family, which evald does not use.
+  store->handles_.assign(handles.begin() + 1, handles.end());
+  db->DestroyColumnFamilyHandle(handles[0]);
+  return store;
+}
+
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& dir) {
   rocksdb::DBOptions db_opts;
   db_opts.create_if_missing = true;
   db_opts.create_missing_column_families = true;
   db_opts.max_background_jobs = 2;
   db_opts.keep_log_file_num = 3;
-  std::vector<rocksdb::ColumnFamilyDescriptor> families;
-  families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
-  for (const char* name : kFamilyNames) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  auto st = rocksdb::DB::Open(db_opts, dir, families, &handles, &raw);
+  auto st = rocksdb::DB::Open(db_opts, dir, FamilyDescriptors(), &handles, &raw);
   if (!st.ok()) return FromRocks(st, "opening the store at " + dir);
-  std::unique_ptr<Store> store(new Store());
-  store->dir_ = dir;
-  store->db_.reset(raw);
-  // handles[0] is the default family, which evald does not use.
-  store->handles_.assign(handles.begin() + 1, handles.end());
-  raw->DestroyColumnFamilyHandle(handles[0]);
-  return store;
+  return Adopt(dir, raw, handles);
 }
 
 StatusOr<std::unique_ptr<Store>> Store::OpenForReading(const std::string& dir) {
@@ -69,12 +83,10 @@ StatusOr<std::unique_ptr<Store>> Store::OpenForReading(const std::string& dir) {
     return Status::IoError(std::string("cannot create a scratch folder: ") + std::strerror(errno));
   rocksdb::DBOptions db_opts;
   db_opts.max_open_files = -1;  // a secondary instance keeps every table file open
-  std::vector<rocksdb::ColumnFamilyDescriptor> families;
-  families.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
-  for (const char* name : kFamilyNames) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  auto st = rocksdb::DB::OpenAsSecondary(db_opts, dir, scratch, families, &handles, &raw);
+  auto st =
+      rocksdb::DB::OpenAsSecondary(db_opts, dir, scratch, FamilyDescriptors(), &handles, &raw);
   if (st.ok()) st = raw->TryCatchUpWithPrimary();
   if (!st.ok()) {
     if (raw != nullptr) {
@@ -85,12 +97,8 @@ StatusOr<std::unique_ptr<Store>> Store::OpenForReading(const std::string& dir) {
     std::filesystem::remove_all(scratch, ec);
     return FromRocks(st, "opening the store at " + dir + " for reading");
   }
-  std::unique_ptr<Store> store(new Store());
-  store->dir_ = dir;
+  std::unique_ptr<Store> store = Adopt(dir, raw, handles);
   store->secondary_dir_ = scratch;
-  store->db_.reset(raw);
-  store->handles_.assign(handles.begin() + 1, handles.end());
-  raw->DestroyColumnFamilyHandle(handles[0]);
   return store;
 }
 

@@ -102,6 +102,9 @@ class Store {
 
  private:
   Store();
+  // A store over an open database and the handles its families were opened with.
+  static std::unique_ptr<Store> Adopt(const std::string& dir, rocksdb::DB* db,
+                                      const std::vector<rocksdb::ColumnFamilyHandle*>& handles);
   rocksdb::ColumnFamilyHandle* Handle(Family family) const;
 
   // Every write goes through here: the free-space floor, then RocksDB; after a failed write,

@@ -1,22 +1,17 @@
 #include "kernels/generate/teacher_forcing.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
+#include "kernels/generate/token_logprobs.h"
 #include "kernels/ops/kernel_table.h"
 
 namespace evald::kernels {
 
 namespace {
 
-// logits -> log-softmax, in place.
+// logits -> log-softmax, in place (the normaliser the generator's log-probs use too).
 void LogSoftmax(std::vector<float>& v) {
-  float max = -std::numeric_limits<float>::infinity();
-  for (float x : v) max = std::max(max, x);
-  double sum = 0;
-  for (float x : v) sum += std::exp(static_cast<double>(x) - max);
-  const double norm = max + std::log(sum);
+  const double norm = LogSumExp(v.data(), static_cast<int>(v.size()));
   for (float& x : v) x = static_cast<float>(x - norm);
 }
 

@@ -6,9 +6,6 @@
 
 namespace evald::kernels {
 
-namespace {
-
-// log(sum(exp(logits))), shifted by the maximum so that no term overflows.
 double LogSumExp(const float* logits, int vocab) {
   float max = -std::numeric_limits<float>::infinity();
   for (int i = 0; i < vocab; ++i) max = std::max(max, logits[i]);
@@ -16,8 +13,6 @@ double LogSumExp(const float* logits, int vocab) {
   for (int i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(logits[i]) - max);
   return max + std::log(sum);
 }
-
-}  // namespace
 
 StepLogprobs LogprobsOf(const float* logits, int vocab, int chosen, int top) {
   StepLogprobs out;

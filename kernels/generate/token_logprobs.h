@@ -20,6 +20,10 @@ struct StepLogprobs {
   std::vector<TokenLogprob> top;  // the `top` likeliest, likeliest first (ties: lower id first)
 };
 
+// log(sum(exp(logits))), shifted by the maximum so that no term overflows: the normaliser of a
+// log-softmax (every log-prob is logit - LogSumExp).
+double LogSumExp(const float* logits, int vocab);
+
 // One pass for the normaliser and one partial selection for the top tokens: O(vocab + top *
 // log(top)) per step. `top` is clamped to 0..vocab.
 StepLogprobs LogprobsOf(const float* logits, int vocab, int chosen, int top);
