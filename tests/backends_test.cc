@@ -623,7 +623,7 @@ TEST_F(CoreEndpoint, ChatPromptsAreRenderedInTheChatFormat) {
   ASSERT_TRUE(same.ok());
   EXPECT_EQ(out->prompt_tokens, same->prompt_tokens);
   EXPECT_EQ(out->completions[0].tokens, same->completions[0].tokens);
-  EXPECT_EQ(*engine_->ChatFormatInUse(), "chatml");
+  EXPECT_EQ(*engine_->ChatFormatInUse(), "chatml (--chat-format)");
   chat.messages = {{"tool", "x"}};
   auto bad = engine_->Generate(chat);
   ASSERT_FALSE(bad.ok());
@@ -641,16 +641,34 @@ TEST(CoreEngineChat, TheFormatIsRecognisedFromTheFilesTemplate) {
   ASSERT_TRUE(kernels::WriteRandomModel(shape, kStories, path).ok());
   auto engine = CoreEngine::Load(path, {});
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();
-  EXPECT_EQ(*(*engine)->ChatFormatInUse(), "gemma (from tokenizer.chat_template)");
+  EXPECT_EQ((*engine)->ChatFormatInUse()->rfind("tokenizer.chat_template sha256:", 0), 0u)
+      << *(*engine)->ChatFormatInUse();
   CoreEngine::Options named;
   named.chat_format = "llama3";  // a name wins over the template
   auto overridden = CoreEngine::Load(path, named);
   ASSERT_TRUE(overridden.ok());
-  EXPECT_EQ(*(*overridden)->ChatFormatInUse(), "llama3");
+  EXPECT_EQ(*(*overridden)->ChatFormatInUse(), "llama3 (--chat-format)");
   CoreRequest chat;
   chat.messages = {{"user", "Once upon a time"}};
   chat.max_tokens = 2;
-  EXPECT_TRUE((*engine)->Generate(chat).ok());
+  auto out = (*engine)->Generate(chat);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // The template engine's rendering, handed on with the samples (runs store it). A template's
+  // one trailing newline is dropped, as Jinja does without keep_trailing_newline.
+  const std::string rendered =
+      "<start_of_turn>user\nOnce upon a time<end_of_turn>\n<start_of_turn>model";
+  EXPECT_EQ(out->prompt_text.substr(out->prompt_text.size() - rendered.size()), rendered);
+  CoreBackend backend(std::shared_ptr<CoreEngine>(std::move(*engine)), true);
+  SampleRequest r;
+  r.user = "Once upon a time";
+  r.n = 1;
+  r.sampling.max_tokens = 2;
+  std::vector<SampleResponse> got(1);
+  backend.Run(
+      {r}, [&](size_t i, SampleResponse resp) { got[i] = std::move(resp); }, CancelToken());
+  ASSERT_TRUE(got[0].status.ok()) << got[0].status.ToString();
+  ASSERT_EQ(got[0].samples.size(), 1u);
+  EXPECT_EQ(got[0].samples[0].rendered_prompt, out->prompt_text);
   std::remove(path.c_str());
 }
 

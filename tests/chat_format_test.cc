@@ -10,6 +10,7 @@
 
 #include <cstdio>
 
+#include "jinja_reference.h"
 #include "kernels/chat/chat_format.h"
 #include "test_support.h"
 
@@ -162,36 +163,10 @@ std::vector<Conversation> Conversations() {
 std::vector<std::string> JinjaRender(const std::vector<std::string>& templates,
                                      const std::vector<Conversation>& conversations,
                                      const std::string& bos) {
-  google::protobuf::Struct request;
-  auto* cases = (*request.mutable_fields())["cases"].mutable_list_value();
+  std::vector<testing::JinjaCase> cases;
   for (const auto& t : templates)
-    for (const auto& conv : conversations) {
-      auto* c = cases->add_values()->mutable_struct_value()->mutable_fields();
-      (*c)["template"].set_string_value(t);
-      (*c)["bos_token"].set_string_value(bos);
-      auto* messages = (*c)["messages"].mutable_list_value();
-      for (const auto& m : conv) {
-        auto* fields = messages->add_values()->mutable_struct_value()->mutable_fields();
-        (*fields)["role"].set_string_value(m.role);
-        (*fields)["content"].set_string_value(m.content);
-      }
-    }
-  std::string json;
-  EXPECT_TRUE(google::protobuf::util::MessageToJsonString(request, &json).ok());
-  const std::string path = "/tmp/evald-jinja-" + std::to_string(::getpid()) + ".json";
-  EXPECT_TRUE(WriteFileAtomic(path, json).ok());
-  auto r = testing::RunNodeReference("jinja_render.mjs", testing::ShellQuote(path));
-  std::remove(path.c_str());
-  google::protobuf::Struct out;
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(r.output, &out).ok()) << r.output;
-  std::vector<std::string> texts;
-  for (const auto& v : out.fields().at("rendered").list_value().values()) {
-    const auto& f = v.struct_value().fields();
-    texts.push_back(f.count("text") ? f.at("text").string_value()
-                                    : "JINJA ERROR: " + f.at("error").string_value());
-  }
-  return texts;
+    for (const auto& conv : conversations) cases.push_back({t, conv, bos, ""});
+  return testing::JinjaRender(cases);
 }
 
 struct FamilyCase {

@@ -18,6 +18,7 @@
 #include "evald/proto/compare.pb.h"
 #include "evald/proto/eval.pb.h"
 #include "fake_server.h"
+#include "kernels/gguf/random_model.h"
 #include "test_support.h"
 
 namespace evald {
@@ -484,7 +485,7 @@ TEST_F(EvalCommand, ChatRunsOnTheCoreRecordTheirChatFormat) {
   ASSERT_EQ(chat.exit_code, 0) << chat.output;
   EXPECT_NE(chat.output.find("chat: gemma"), std::string::npos) << chat.output;
   auto report = ReadReport(dir_ + "/chat.json");
-  EXPECT_EQ(report.serving().prompt_format(), "chat: gemma");
+  EXPECT_EQ(report.serving().prompt_format(), "chat: gemma (--chat-format)");
   EXPECT_EQ(report.serving().cached_samples(), 0) << "the plain run's generation is not reused";
   EXPECT_GT(report.serving().total_input_tokens(),
             ReadReport(dir_ + "/plain.json").serving().total_input_tokens());
@@ -545,6 +546,40 @@ TEST_F(EvalCommand, GenerateListsEveryTokensLogprobs) {
   }
   EXPECT_EQ(rows, 6) << r.output;
   EXPECT_NE(RunEvald("generate --model " + model + " --prompt x --logprobs 21").exit_code, 0);
+}
+
+// `evald generate --print-prompt`: the text the model reads, the chat rendered by the file's own
+// template (a random-weight file carrying one) or by --chat-format; no template and no format is
+// an error saying what to do.
+TEST_F(EvalCommand, GeneratePrintsTheRenderedPrompt) {
+  const std::string stories = std::string(EVALD_SHARED_DIR) + "/models/stories260K-q8_0.gguf";
+  auto named = RunEvald("generate --model " + stories +
+                        " --system 'Be brief.' --prompt 'Once upon a time' --chat-format chatml "
+                        "--print-prompt --max-tokens 1");
+  ASSERT_EQ(named.exit_code, 0) << named.output;
+  EXPECT_NE(named.output.find("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nOnce "
+                              "upon a time<|im_end|>\n<|im_start|>assistant\n\n--- end of prompt"),
+            std::string::npos)
+      << named.output;
+  kernels::RandomModelShape shape;
+  shape.architecture = "gemma";
+  shape.chat_template =
+      "{{ bos_token }}{% for m in messages %}<start_of_turn>{{ m['role'] }}\n{{ m['content'] | "
+      "trim "
+      "}}<end_of_turn>\n{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif "
+      "%}";
+  const std::string path = dir_ + "/templated.gguf";
+  ASSERT_TRUE(kernels::WriteRandomModel(shape, stories, path).ok());
+  auto own = RunEvald("generate --model " + path +
+                      " --chat --prompt '  Write a counter.  ' --print-prompt --max-tokens 1");
+  ASSERT_EQ(own.exit_code, 0) << own.output;
+  EXPECT_NE(own.output.find("<start_of_turn>user\nWrite a counter.<end_of_turn>\n<start_of_turn>"
+                            "model\n\n--- end of prompt"),
+            std::string::npos)
+      << own.output;
+  auto none = RunEvald("generate --model " + stories + " --chat --prompt x --max-tokens 1");
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.output.find("--chat-format"), std::string::npos) << none.output;
 }
 
 // `evald drift` on two built-in problems' references: Q4_0 drifts further from F32 than Q8_0

@@ -49,6 +49,7 @@ void CoreBackend::Run(const std::vector<SampleRequest>& requests,
       s.text = std::move(c.text);
       s.finish_reason = c.finish_reason;
       s.completion_tokens = static_cast<int>(c.tokens.size());
+      if (chat_) s.rendered_prompt = out->prompt_text;
       resp.samples.push_back(std::move(s));
     }
     resp.timing = std::move(out->timing);

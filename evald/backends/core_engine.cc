@@ -17,30 +17,13 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-namespace {
-
-// The chat format a file's template is recognised as; an error saying why chats cannot be
-// rendered otherwise (kept, and returned for each chat request, so completions still work).
-StatusOr<kernels::ChatFormat> TemplateFormat(const kernels::GgufFile& file,
-                                             const std::string& path) {
-  auto text = file.GetString("tokenizer.chat_template");
-  if (!text || text->empty())
-    return Status::InvalidArgument(path +
-                                   " has no tokenizer.chat_template; choose a chat format with "
-                                   "--chat-format (or chat_format on the checkpoint)");
-  return kernels::RecognizeChatTemplate(*text);
-}
-
-}  // namespace
-
 StatusOr<std::unique_ptr<CoreEngine>> CoreEngine::Load(const std::string& path,
                                                        const Options& options) {
   const int threads = options.threads;
   const kernels::KvCacheType kv = options.kv;
   if (threads < 1 || threads > 256) return Status::InvalidArgument("threads must be 1..256");
-  StatusOr<kernels::ChatFormat> named = Status::NotFound("");
   if (!options.chat_format.empty()) {
-    named = kernels::ChatFormatNamed(options.chat_format);
+    auto named = kernels::ChatFormatNamed(options.chat_format);
     if (!named.ok()) return named.status();
   }
   auto model = kernels::LlamaModel::Load(path);
@@ -57,29 +40,28 @@ StatusOr<std::unique_ptr<CoreEngine>> CoreEngine::Load(const std::string& path,
   engine->kv_ = kv;
   engine->model_ = std::move(*model);
   engine->tokenizer_ = std::move(*tok);
-  engine->chat_from_template_ = options.chat_format.empty();
-  engine->chat_ =
-      engine->chat_from_template_ ? TemplateFormat(engine->model_->file(), path) : std::move(named);
+  // Kept whatever it says: a file whose template cannot be rendered still serves completions,
+  // and each chat request gets the reason.
+  engine->chat_ = kernels::ChatRenderer::ForFile(
+      engine->model_->file().GetString("tokenizer.chat_template"), options.chat_format, path);
   return engine;
 }
 
 StatusOr<std::string> CoreEngine::ChatFormatInUse() const {
   if (!chat_.ok()) return chat_.status();
-  return chat_->name + (chat_from_template_ ? " (from tokenizer.chat_template)" : "");
+  return chat_->description();
 }
 
-StatusOr<std::vector<int>> CoreEngine::PromptTokens(const CoreRequest& request) const {
-  if (request.messages.empty()) return tokenizer_->Encode(request.prompt, tokenizer_->add_bos());
+StatusOr<std::string> CoreEngine::PromptText(const CoreRequest& request) const {
+  if (request.messages.empty()) return request.prompt;
   if (!chat_.ok()) return Status::InvalidArgument(chat_.status().message());
-  auto text = kernels::RenderChat(*chat_, request.messages, tokenizer_->bos_text());
-  if (!text.ok()) return text.status();
-  // The template writes the BOS token itself where the model wants one; otherwise it is added
-  // as for plain text (as llama.cpp does), never twice.
-  std::vector<int> tokens = tokenizer_->EncodeWithSpecialTokens(*text, false);
-  const int bos = tokenizer_->bos();
-  if (tokenizer_->add_bos() && bos >= 0 && (tokens.empty() || tokens[0] != bos))
-    tokens.insert(tokens.begin(), bos);
-  return tokens;
+  return chat_->Render(request.messages, tokenizer_->bos_text(), kernels::EosText(*tokenizer_));
+}
+
+StatusOr<std::vector<int>> CoreEngine::PromptTokens(const CoreRequest& request,
+                                                    const std::string& text) const {
+  if (request.messages.empty()) return tokenizer_->Encode(text, tokenizer_->add_bos());
+  return kernels::ChatPromptTokens(*tokenizer_, text);
 }
 
 StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnText& on_text) {
@@ -111,8 +93,10 @@ StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnTe
   o.kv_cache = kv_;
   o.logprobs = request.logprobs;
   if (!request.messages.empty() && chat_.ok()) {
-    int end = tokenizer_->SpecialToken(chat_->end_of_turn);
-    if (end >= 0) o.end_tokens.push_back(end);
+    for (const std::string& marker : chat_->EndOfTurnMarkers()) {
+      const int end = tokenizer_->SpecialToken(marker);
+      if (end >= 0) o.end_tokens.push_back(end);
+    }
   }
   o.on_update = [&](int s, const kernels::Completion& c, bool finished) {
     // Decode steps advance all samples together: a step is marked by the first sample whose
@@ -149,8 +133,11 @@ StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnTe
     return on_text(s, delta, finished ? c.finish_reason.c_str() : nullptr,
                    std::span<const kernels::StepLogprobs>(c.logprobs).subspan(first, sent - first));
   };
-  auto prompt_tokens = PromptTokens(request);
+  auto prompt_text = PromptText(request);
+  if (!prompt_text.ok()) return prompt_text.status();
+  auto prompt_tokens = PromptTokens(request, *prompt_text);
   if (!prompt_tokens.ok()) return prompt_tokens.status();
+  result.prompt_text = std::move(*prompt_text);
   auto out = kernels::GenerateFromTokens(*model_, *tokenizer_, *prompt_tokens, o);
   if (!out.ok()) return out.status();
   result.completions = std::move(*out);

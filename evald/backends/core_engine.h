@@ -15,6 +15,7 @@
 #include "base/thread_annotations.h"
 #include "evald/proto/eval.pb.h"
 #include "kernels/chat/chat_format.h"
+#include "kernels/chat/chat_renderer.h"
 #include "kernels/generate/generator.h"
 #include "kernels/model/llama_model.h"
 #include "kernels/ops/dot.h"
@@ -35,6 +36,7 @@ struct CoreRequest {
 
 struct CoreResult {
   std::vector<kernels::Completion> completions;  // text valid UTF-8
+  std::string prompt_text;  // what was tokenized: the prompt, or the chat as rendered
   int prompt_tokens = 0;
   v1::RequestTiming timing;  // TTFT = first text out; ITL = gaps between decode steps
 };
@@ -51,8 +53,8 @@ class CoreEngine {
     int threads = 1;
     // How each request's KV cache holds keys and values (q8_0: a quarter of the memory).
     kernels::KvCacheType kv = kernels::KvCacheType::kF32;
-    // How chats are rendered: a name from kernels::ChatFormatNames(), or empty for the format
-    // the file's tokenizer.chat_template is recognised as.
+    // How chats are rendered: a name from kernels::ChatFormatNames(), or empty for the file's
+    // own tokenizer.chat_template run by the template engine.
     std::string chat_format;
   };
   static StatusOr<std::unique_ptr<CoreEngine>> Load(const std::string& path,
@@ -67,9 +69,11 @@ class CoreEngine {
   const std::string& path() const { return path_; }
   int context() const { return model_->config().context; }
   kernels::KvCacheType kv_cache() const { return kv_; }
-  // What chats are rendered as ("gemma", "llama3.1 (from tokenizer.chat_template)"), or why
-  // they cannot be (no template, an unknown one): an error for every chat request.
+  // What chats are rendered with ("tokenizer.chat_template sha256:...", "gemma (--chat-format)"),
+  // or why they cannot be (no template, one the engine refuses): an error for every chat.
   StatusOr<std::string> ChatFormatInUse() const;
+  // The text a request's prompt is tokenized from: its prompt, or its chat rendered.
+  StatusOr<std::string> PromptText(const CoreRequest& request) const;
 
  private:
   std::string path_, name_;
@@ -77,10 +81,10 @@ class CoreEngine {
   kernels::KvCacheType kv_ = kernels::KvCacheType::kF32;
   std::unique_ptr<kernels::LlamaModel> model_;
   std::unique_ptr<kernels::Tokenizer> tokenizer_;
-  StatusOr<kernels::ChatFormat> chat_ = Status::NotFound("no chat format");
-  bool chat_from_template_ = false;
+  StatusOr<kernels::ChatRenderer> chat_ = Status::NotFound("no chat format");
 
-  StatusOr<std::vector<int>> PromptTokens(const CoreRequest& request) const;
+  StatusOr<std::vector<int>> PromptTokens(const CoreRequest& request,
+                                          const std::string& text) const;
   Mutex mu_;  // one request at a time: the model's decoding state is one
 };
 

@@ -40,6 +40,9 @@ struct GeneratedSample {
   std::string text;            // valid UTF-8
   std::string finish_reason;   // "stop", "length", or what the server said
   int completion_tokens = -1;  // -1: not counted for this sample alone
+  // The text the model read when the backend rendered it itself (the decoding core's chat,
+  // by the checkpoint's template); empty where a server renders its own.
+  std::string rendered_prompt;
 };
 
 struct SampleResponse {

@@ -17,6 +17,7 @@
 #include "evald/runs/dataset_registry.h"
 #include "evald/samples/samples_reader.h"
 #include "kernels/chat/chat_format.h"
+#include "kernels/chat/chat_renderer.h"
 #include "kernels/generate/teacher_forcing.h"
 #include "kernels/model/llama_model.h"
 #include "kernels/tokenizer/tokenizer.h"
@@ -50,18 +51,13 @@ StatusOr<LoadedFile> Load(const std::string& path) {
 StatusOr<std::string> PromptText(const DriftFlags& f, const Prompt& prompt,
                                  const LoadedFile& base) {
   if (f.api == "completions") return CompletionPromptText(prompt.SystemTurn(), prompt.user);
-  const std::string chat_template =
-      base.model->file().GetString("tokenizer.chat_template").value_or("");
-  if (f.chat_format.empty() && chat_template.empty())
-    return Status::InvalidArgument(base.path +
-                                   " has no tokenizer.chat_template: name one with --chat-format");
-  auto format = f.chat_format.empty() ? kernels::RecognizeChatTemplate(chat_template)
-                                      : kernels::ChatFormatNamed(f.chat_format);
-  if (!format.ok()) return format.status().Annotate("--api chat (choose one with --chat-format)");
+  auto renderer = kernels::ChatRenderer::ForFile(
+      base.model->file().GetString("tokenizer.chat_template"), f.chat_format, base.path);
+  if (!renderer.ok()) return renderer.status().Annotate("--api chat");
   std::vector<kernels::ChatMessage> messages;
   if (!prompt.SystemTurn().empty()) messages.push_back({"system", prompt.SystemTurn()});
   messages.push_back({"user", prompt.user});
-  return kernels::RenderChat(*format, messages, base.tokenizer->bos_text());
+  return renderer->Render(messages, base.tokenizer->bos_text(), kernels::EosText(*base.tokenizer));
 }
 
 // The tokens of a text: a rendered chat's special tokens parsed (its BOS written by the
@@ -69,11 +65,7 @@ StatusOr<std::string> PromptText(const DriftFlags& f, const Prompt& prompt,
 std::vector<int> Tokens(const DriftFlags& f, const kernels::Tokenizer& tokenizer,
                         const std::string& text) {
   if (f.api == "completions") return tokenizer.Encode(text, tokenizer.add_bos());
-  std::vector<int> tokens = tokenizer.EncodeWithSpecialTokens(text, false);
-  if (tokenizer.add_bos() && tokenizer.bos() >= 0 &&
-      (tokens.empty() || tokens[0] != tokenizer.bos()))
-    tokens.insert(tokens.begin(), tokenizer.bos());
-  return tokens;
+  return kernels::ChatPromptTokens(tokenizer, text);
 }
 
 // A problem's text as the model sees it: the prompt, then the completion; `first` is where the

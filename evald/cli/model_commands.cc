@@ -12,6 +12,7 @@
 #include "base/text_escape.h"
 #include "evald/cli/memory_plan_command.h"
 #include "evald/cli/report_io.h"
+#include "kernels/chat/chat_renderer.h"
 #include "kernels/generate/generator.h"
 #include "kernels/gguf/gguf_writer.h"
 #include "kernels/gguf/random_model.h"
@@ -179,19 +180,61 @@ void PrintLogprobs(const Completion& c, const Tokenizer& tokenizer) {
   }
 }
 
+struct GenFlags {
+  std::string model, prompt, system, chat_format;
+  bool chat = false, print_prompt = false;
+  int n = 1, max_tokens = 256, top_k = 0, threads = 1, logprobs = -1;
+  std::string kv_cache;
+  float temperature = 0, top_p = 1, min_p = 0;
+  uint64_t seed = 0;
+  std::vector<std::string> stop;
+};
+
+// What the model reads: the prompt as given, or (--chat) the system and user turns rendered by
+// the file's own chat template (or --chat-format); with the tokens that end a model turn.
+struct PromptInput {
+  std::string text;
+  std::vector<int> tokens;
+  std::vector<int> end_tokens;
+};
+
+StatusOr<PromptInput> GeneratePrompt(const GenFlags& g, const Loaded& loaded) {
+  PromptInput p;
+  const Tokenizer& tok = *loaded.tokenizer;
+  if (!g.chat) {
+    p.text = g.prompt;
+    p.tokens = tok.Encode(p.text, tok.add_bos());
+    return p;
+  }
+  auto renderer = ChatRenderer::ForFile(loaded.model->file().GetString("tokenizer.chat_template"),
+                                        g.chat_format, g.model);
+  if (!renderer.ok()) return renderer.status();
+  std::vector<ChatMessage> messages;
+  if (!g.system.empty()) messages.push_back({"system", g.system});
+  messages.push_back({"user", g.prompt});
+  auto text = renderer->Render(messages, tok.bos_text(), EosText(tok));
+  if (!text.ok()) return text.status();
+  p.text = std::move(*text);
+  p.tokens = ChatPromptTokens(tok, p.text);
+  for (const std::string& marker : renderer->EndOfTurnMarkers())
+    if (int t = tok.SpecialToken(marker); t >= 0) p.end_tokens.push_back(t);
+  spdlog::info("chat rendered with {}", renderer->description());
+  return p;
+}
+
 void RegisterGenerateCommand(CLI::App& app, std::function<int()>* run) {
-  struct GenFlags {
-    std::string model, prompt;
-    int n = 1, max_tokens = 256, top_k = 0, threads = 1, logprobs = -1;
-    std::string kv_cache;
-    float temperature = 0, top_p = 1, min_p = 0;
-    uint64_t seed = 0;
-    std::vector<std::string> stop;
-  };
   auto g = std::make_shared<GenFlags>();
   auto* gen = app.add_subcommand("generate", "sample completions from a local GGUF checkpoint");
   gen->add_option("--model", g->model, "GGUF file (llama architecture)")->required();
-  gen->add_option("--prompt", g->prompt, "prompt text")->required();
+  gen->add_option("--prompt", g->prompt, "prompt text (with --chat: the user message)")->required();
+  gen->add_flag("--chat", g->chat,
+                "send --prompt as a user message, rendered by the file's own chat template");
+  gen->add_option("--system", g->system, "a system message before it (implies --chat)");
+  gen->add_option("--chat-format", g->chat_format,
+                  "render chats in this family's format instead (for files without a template): " +
+                      ChatFormatNameList());
+  gen->add_flag("--print-prompt", g->print_prompt,
+                "print the text the model reads (the chat as rendered) and its token count first");
   gen->add_option("--n", g->n, "samples")->check(CLI::Range(1, 1024));
   gen->add_option("--max-tokens", g->max_tokens, "tokens per sample")
       ->check(CLI::Range(0, 1 << 20));
@@ -212,6 +255,12 @@ void RegisterGenerateCommand(CLI::App& app, std::function<int()>* run) {
     *run = [g]() -> int {
       auto loaded = LoadModel(g->model);
       if (!loaded.ok()) return Fail(loaded.status());
+      if (!g->system.empty() || !g->chat_format.empty()) g->chat = true;
+      auto prompt = GeneratePrompt(*g, *loaded);
+      if (!prompt.ok()) return Fail(prompt.status());
+      if (g->print_prompt)
+        std::cout << "--- prompt (" << prompt->tokens.size() << " tokens) ---\n"
+                  << prompt->text << "\n--- end of prompt ---\n";
       GenerateOptions o;
       o.n = g->n;
       o.max_tokens = g->max_tokens;
@@ -223,12 +272,13 @@ void RegisterGenerateCommand(CLI::App& app, std::function<int()>* run) {
       auto kv = ParseKvCacheType(g->kv_cache);
       if (!kv.ok()) return Fail(kv.status());
       o.kv_cache = *kv;
-      auto out = Generate(*loaded->model, *loaded->tokenizer, g->prompt, o);
+      o.end_tokens = prompt->end_tokens;
+      auto out = GenerateFromTokens(*loaded->model, *loaded->tokenizer, prompt->tokens, o);
       if (!out.ok()) return Fail(out.status());
       for (size_t i = 0; i < out->size(); ++i) {
         if (out->size() > 1)
           std::cout << "--- sample " << i << " (" << (*out)[i].finish_reason << ") ---\n";
-        std::cout << g->prompt << (*out)[i].text << "\n";
+        std::cout << (g->chat ? "" : g->prompt) << (*out)[i].text << "\n";
         if (g->logprobs >= 0) PrintLogprobs((*out)[i], *loaded->tokenizer);
       }
       return 0;

@@ -66,6 +66,7 @@ StatusOr<std::vector<SamplingStage::Batch>> SamplingStage::Plan(
       g.text = rec->completion();
       g.finish_reason = "cached";
       g.completion_tokens = rec->completion_tokens();
+      g.rendered_prompt = rec->rendered_prompt();
       Accept(first, g, true, nullptr, sink);
       ++i;
       continue;
@@ -98,6 +99,7 @@ void SamplingStage::Accept(v1::StoredSample* s, const GeneratedSample& g, bool f
   const Problem* problem = dataset_.Find(s->problem());
   s->set_completion(g.text);
   s->set_finish_reason(g.finish_reason);
+  s->set_rendered_prompt(g.rendered_prompt);
   if (g.completion_tokens >= 0) s->set_completion_tokens(g.completion_tokens);
   s->set_generated(true);
   s->clear_generation_error();
@@ -115,6 +117,7 @@ void SamplingStage::Accept(v1::StoredSample* s, const GeneratedSample& g, bool f
   rec.set_seed(spec_.sampling().seed() + s->index());
   rec.set_index(s->index());
   rec.set_completion(g.text);
+  rec.set_rendered_prompt(g.rendered_prompt);
   rec.set_completion_tokens(std::max(0, g.completion_tokens));
   rec.set_created_unix_ms(UnixMillis());
   sink.Generated(s, &rec, RecordKey(*s));

@@ -1,0 +1,61 @@
+// The Jinja reference (@huggingface/jinja, run by tests/reference/jinja_render.mjs) for the
+// chat-format and template-engine tests: each case rendered with add_generation_prompt true.
+#pragma once
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "base/file_io.h"
+#include "kernels/chat/chat_format.h"
+#include "test_support.h"
+
+namespace evald::testing {
+
+struct JinjaCase {
+  std::string template_text;
+  std::vector<kernels::ChatMessage> messages;
+  std::string bos, eos;
+};
+
+// What the reference renders for each case, in order; an error as "JINJA ERROR: ...".
+inline std::vector<std::string> JinjaRender(const std::vector<JinjaCase>& cases_in) {
+  google::protobuf::Struct request;
+  auto* cases = (*request.mutable_fields())["cases"].mutable_list_value();
+  for (const auto& in : cases_in) {
+    auto* c = cases->add_values()->mutable_struct_value()->mutable_fields();
+    (*c)["template"].set_string_value(in.template_text);
+    (*c)["bos_token"].set_string_value(in.bos);
+    (*c)["eos_token"].set_string_value(in.eos);
+    auto* messages = (*c)["messages"].mutable_list_value();
+    for (const auto& m : in.messages) {
+      auto* fields = messages->add_values()->mutable_struct_value()->mutable_fields();
+      (*fields)["role"].set_string_value(m.role);
+      (*fields)["content"].set_string_value(m.content);
+    }
+  }
+  std::string json;
+  EXPECT_TRUE(google::protobuf::util::MessageToJsonString(request, &json).ok());
+  const std::string path = "/tmp/evald-jinja-" + std::to_string(::getpid()) + ".json";
+  EXPECT_TRUE(WriteFileAtomic(path, json).ok());
+  auto r = RunNodeReference("jinja_render.mjs", ShellQuote(path));
+  std::remove(path.c_str());
+  google::protobuf::Struct out;
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(r.output, &out).ok()) << r.output;
+  std::vector<std::string> texts;
+  if (!out.fields().count("rendered")) return texts;
+  for (const auto& v : out.fields().at("rendered").list_value().values()) {
+    const auto& f = v.struct_value().fields();
+    texts.push_back(f.count("text") ? f.at("text").string_value()
+                                    : "JINJA ERROR: " + f.at("error").string_value());
+  }
+  return texts;
+}
+
+}  // namespace evald::testing
