@@ -2,10 +2,13 @@
 // that the parsers see hostile bytes in every CI run (and under the sanitizers there).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "base/file_io.h"
+#include "test_support.h"
 #include "tests/fuzz/fuzz_targets.h"
 
 namespace evald {
@@ -147,6 +150,60 @@ TEST(FuzzSmoke, SpoolFilesAndSqueueOutput) {
 TEST(FuzzSmoke, ChatTemplates) {
   RunTarget(fuzz::ParseChatTemplate, 3000);
 }
+// The template engine on real templates (tests/data/chat_templates) cut and spliced with
+// Jinja's own syntax, and on random bytes.
+TEST(FuzzSmoke, ChatTemplatesRendered) {
+  std::vector<std::string> seeds;
+  for (const auto& e :
+       std::filesystem::directory_iterator(testing::SourceDir() + "/tests/data/chat_templates")) {
+    auto text = ReadFileBounded(e.path().string());
+    if (text.ok() && e.path().extension() == ".jinja") seeds.push_back(*text);
+  }
+  ASSERT_FALSE(seeds.empty());
+  const char* syntax[] = {"{%",
+                          "%}",
+                          "{{",
+                          "}}",
+                          "{#",
+                          "#}",
+                          "-",
+                          "(",
+                          ")",
+                          "[",
+                          "]",
+                          "|",
+                          "~",
+                          "'",
+                          "\\",
+                          " if ",
+                          " else ",
+                          "{% for x in messages %}",
+                          "{% endfor %}",
+                          "{% endif %}",
+                          "loop.",
+                          "namespace(",
+                          "{% macro m(a) %}{{ m(a) }}",
+                          "{% set ns.x = ns %}",
+                          "| tojson",
+                          "[::-1]",
+                          " ** ",
+                          "\xe2\x80\xa8"};
+  std::mt19937_64 rng(777);
+  for (const auto& seed : seeds)
+    fuzz::RenderChatTemplate(reinterpret_cast<const uint8_t*>(seed.data()), seed.size());
+  for (int i = 0; i < 1500; ++i) {
+    std::string input = seeds[rng() % seeds.size()];
+    for (int e = 1 + static_cast<int>(rng() % 6); e > 0; --e) {
+      size_t pos = rng() % (input.size() + 1);
+      if (rng() % 2)
+        input.insert(pos, syntax[rng() % (sizeof syntax / sizeof *syntax)]);
+      else
+        input.erase(pos, rng() % 24);
+    }
+    fuzz::RenderChatTemplate(reinterpret_cast<const uint8_t*>(input.data()), input.size());
+  }
+}
+
 TEST(FuzzSmoke, SandboxFrames) {
   RunTarget(fuzz::ReadSandboxFrame, 1000);
 }

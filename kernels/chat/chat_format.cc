@@ -1,6 +1,7 @@
 #include "kernels/chat/chat_format.h"
 
 #include "base/hash.h"
+#include "kernels/chat/jinja/js_text.h"
 
 namespace evald::kernels {
 
@@ -262,26 +263,6 @@ std::string RenderDeepSeek(const ChatFormat& f, const std::vector<ChatMessage>& 
   return out;
 }
 
-// Decodes the UTF-8 character at `p` (moving p past it); 0xFFFD for an invalid byte.
-uint32_t CodePointAt(std::string_view s, size_t* p) {
-  unsigned char c = static_cast<unsigned char>(s[*p]);
-  int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-  if (len == 0 || *p + len > s.size()) {
-    ++*p;
-    return 0xFFFD;
-  }
-  uint32_t cp = len == 1 ? c : c & (0x7F >> len);
-  for (int k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[*p + k]) & 0x3F);
-  *p += len;
-  return cp;
-}
-
-bool IsJsWhiteSpace(uint32_t cp) {
-  return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0xA0 || cp == 0x1680 ||
-         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
-         cp == 0x205F || cp == 0x3000 || cp == 0xFEFF;
-}
-
 }  // namespace
 
 std::string ChatFormatNameList() {
@@ -374,24 +355,7 @@ StatusOr<std::string> RenderChat(const ChatFormat& format, const std::vector<Cha
 }
 
 std::string_view TrimJinja(std::string_view text) {
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t p = begin;
-    if (!IsJsWhiteSpace(CodePointAt(text, &p))) break;
-    begin = p;
-  }
-  size_t end = text.size();
-  while (end > begin) {
-    size_t start = end - 1;  // back to the lead byte of the last character
-    while (start > begin && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80 &&
-           end - start < 4)
-      --start;
-    size_t p = start;
-    uint32_t cp = CodePointAt(text, &p);
-    if (p != end || !IsJsWhiteSpace(cp)) break;
-    end = start;
-  }
-  return text.substr(begin, end - begin);
+  return jinja::JsTrim(text);
 }
 
 }  // namespace evald::kernels

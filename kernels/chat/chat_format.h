@@ -1,12 +1,10 @@
-// A chat checkpoint's prompt format: the messages of a conversation rendered into the text the
-// model was tuned on, as its own template (tokenizer.chat_template) renders them.
-//
-// evald does not interpret Jinja. It recognises a template's family from the marker strings
-// every template of that family writes (<start_of_turn>, <|turn>, <|start_header_id|>,
-// <|im_start|>, <｜User｜>) and renders that family's layout itself, with the few things a
-// family's templates differ in - a default system turn, a knowledge-date header, a generation
-// preamble - read from the template text. tests/chat_format_test.cc checks every rendering byte
-// for byte against a Jinja engine (@huggingface/jinja) on templates of each family.
+// The published chat formats of five families, for checkpoints whose file carries no chat
+// template (--chat-format, "chat_format" on a checkpoint): each family's layout - turns,
+// markers, trimming, default system turn, knowledge-date header, generation preamble - written
+// by evald itself. A file's own template is rendered by the template engine instead
+// (chat_template.h, chat_renderer.h). RecognizeChatTemplate still names the family a template
+// belongs to (for --chat-format's defaults and the tests). tests/chat_format_test.cc checks every
+// rendering byte for byte against a Jinja engine (@huggingface/jinja) on templates of each family.
 #pragma once
 
 #include <string>

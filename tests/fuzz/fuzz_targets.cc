@@ -18,6 +18,7 @@
 #include "harness/integrity_check.h"
 #include "harness/testbench_hardening.h"
 #include "kernels/chat/chat_format.h"
+#include "kernels/chat/jinja/template.h"
 #include "kernels/gguf/gguf_file.h"
 #include "kernels/model/llama_model.h"
 #include "sandbox/frame_io.h"
@@ -34,6 +35,32 @@ int ExtractAndClassify(const uint8_t* data, size_t size) {
   }
   auto hardened = HardenTestbench(std::string(text), std::string(text), "f00d", "5ec2e7");
   (void)hardened;
+  return 0;
+}
+
+int RenderChatTemplate(const uint8_t* data, size_t size) {
+  const std::string_view text = View(data, size);
+  kernels::jinja::TemplateLimits limits;
+  limits.work_units = 2'000'000;
+  limits.max_call_depth = 16;
+  auto t = kernels::jinja::Template::Parse(text, limits);
+  if (!t.ok()) {
+    if (t.status().message().empty()) __builtin_trap();
+    return 0;
+  }
+  using kernels::jinja::TemplateInput;
+  auto message = [](std::string role, std::string_view content) {
+    return TemplateInput::Map({{"role", TemplateInput::String(std::move(role))},
+                               {"content", TemplateInput::String(std::string(content))}});
+  };
+  auto out = t->Render(
+      {{"messages",
+        TemplateInput::List({message("system", text.substr(0, size / 2)), message("user", text),
+                             message("assistant", "a"), message("user", text.substr(size / 2))})},
+       {"bos_token", TemplateInput::String("<s>")},
+       {"add_generation_prompt", TemplateInput::Boolean(true)},
+       {"tools", TemplateInput::List({TemplateInput::Map({{"n", TemplateInput::Number(1.5)}})})}});
+  if (!out.ok() && out.status().message().empty()) __builtin_trap();
   return 0;
 }
 

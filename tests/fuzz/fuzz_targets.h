@@ -40,6 +40,10 @@ int ParseSpoolFiles(const uint8_t* data, size_t size);
 // A model file's chat template recognised (with each family's marker in front too) and, when
 // it is, a conversation made of the same bytes rendered; Jinja's trim over them.
 int ParseChatTemplate(const uint8_t* data, size_t size);
+// A model file's chat template run by the template engine: parsed and, when it parses,
+// rendered for a conversation made of the same bytes, within the engine's limits (small ones
+// here, so that loops and recursion end quickly); any failure is a Status, never a crash.
+int RenderChatTemplate(const uint8_t* data, size_t size);
 // A sandbox response frame read from a pipe (what the host reads from the init).
 int ReadSandboxFrame(const uint8_t* data, size_t size);
 

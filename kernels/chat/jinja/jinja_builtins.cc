@@ -224,6 +224,14 @@ Value StringMethod(Interpreter& in, const Value& self, const std::string& name,
                                   count.kind == Kind::kNull ? -1 : count.number, in.budget()));
 }
 
+// A filter's or method's argument `i`, else its keyword `key`, else `fallback`.
+Value ArgOr(const std::vector<Value>& args, const ValueMap& kwargs, size_t i, const char* key,
+            Value fallback) {
+  if (i < args.size()) return args[i];
+  const Value* v = kwargs.Find(key);
+  return v ? *v : fallback;
+}
+
 Value PairList(Interpreter& in, const ValueMap& map) {
   ValueList pairs;
   for (const auto& [k, v] : map.entries())
@@ -241,17 +249,12 @@ Value DictSort(Interpreter& in, const ValueMap& map, std::vector<Value> args) {
     else
       positional.push_back(a);
   }
-  auto arg = [&](size_t i, const char* key, Value fallback) {
-    if (i < positional.size()) return positional[i];
-    const Value* v = kwargs.Find(key);
-    return v ? *v : fallback;
-  };
-  Value case_sensitive = arg(0, "case_sensitive", Value::Boolean(false));
+  Value case_sensitive = ArgOr(positional, kwargs, 0, "case_sensitive", Value::Boolean(false));
   if (case_sensitive.kind != Kind::kBoolean) TemplateError("case_sensitive must be a boolean");
-  Value by = arg(1, "by", Value::String("key"));
+  Value by = ArgOr(positional, kwargs, 1, "by", Value::String("key"));
   if (by.kind != Kind::kString) TemplateError("by must be a string");
   if (by.str() != "key" && by.str() != "value") TemplateError("by must be either 'key' or 'value'");
-  Value reverse = arg(2, "reverse", Value::Boolean(false));
+  Value reverse = ArgOr(positional, kwargs, 2, "reverse", Value::Boolean(false));
   if (reverse.kind != Kind::kBoolean) TemplateError("reverse must be a boolean");
   Value pairs = PairList(in, map);
   const size_t index = by.str() == "key" ? 0 : 1;
@@ -481,14 +484,9 @@ Value SortList(Interpreter& in, const Value& list, const Node* call, Environment
         attribute = Value::Null();
   if (call) {
     auto [args, kwargs] = in.SplitArguments(call->items, env);
-    auto arg = [&](size_t i, const char* key, Value fallback) {
-      if (i < args.size()) return args[i];
-      const Value* v = kwargs.Find(key);
-      return v ? *v : fallback;
-    };
-    reverse = arg(0, "reverse", reverse);
-    case_sensitive = arg(1, "case_sensitive", case_sensitive);
-    attribute = arg(2, "attribute", attribute);
+    reverse = ArgOr(args, kwargs, 0, "reverse", reverse);
+    case_sensitive = ArgOr(args, kwargs, 1, "case_sensitive", case_sensitive);
+    attribute = ArgOr(args, kwargs, 2, "attribute", attribute);
   }
   if (reverse.kind != Kind::kBoolean) TemplateError("reverse must be a boolean");
   if (case_sensitive.kind != Kind::kBoolean) TemplateError("case_sensitive must be a boolean");
@@ -665,20 +663,16 @@ Value CalledFilter(Interpreter& in, const Value& operand, const Node& call, Envi
   if (operand.kind == Kind::kString) {
     if (name == "indent") {
       auto [args, kwargs] = in.SplitArguments(call.items, env);
-      auto arg = [&](size_t i, const char* key, Value fallback) {
-        if (i < args.size()) return args[i];
-        const Value* v = kwargs.Find(key);
-        return v ? *v : fallback;
-      };
-      Value width = arg(0, "width", Value::Integer(4));
+      Value width = ArgOr(args, kwargs, 0, "width", Value::Integer(4));
       if (width.kind != Kind::kInteger && width.kind != Kind::kString)
         TemplateError("width must be an integer or a string");
       std::string unit =
           width.kind == Kind::kString
               ? width.str()
               : std::string(static_cast<size_t>(std::clamp(width.number, 0.0, 256.0)), ' ');
-      return Indent(operand.str(), unit, arg(1, "first", Value::Boolean(false)).Truthy(),
-                    arg(2, "blank", Value::Boolean(false)).Truthy(), in.budget());
+      return Indent(operand.str(), unit,
+                    ArgOr(args, kwargs, 1, "first", Value::Boolean(false)).Truthy(),
+                    ArgOr(args, kwargs, 2, "blank", Value::Boolean(false)).Truthy(), in.budget());
     }
     if (name == "replace") {
       std::vector<Value> args = in.CallArguments(call.items, env);

@@ -37,18 +37,7 @@ struct Value;
 struct Environment;
 using ValueList = std::vector<Value>;
 
-// A mapping that keeps insertion order (JavaScript's Map).
-class ValueMap {
- public:
-  const Value* Find(std::string_view key) const;
-  void Set(const std::string& key, Value value);
-  size_t size() const { return entries_.size(); }
-  const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
-
- private:
-  std::vector<std::pair<std::string, Value>> entries_;
-  std::unordered_map<std::string, size_t> index_;
-};
+class ValueMap;
 
 // A callable: a global (range, namespace, ...), a bound method of a value, or a macro. Its
 // arguments are positional, then one kKeywordArgs value when the call had keyword arguments.
@@ -96,6 +85,19 @@ struct Value {
     v.number = n;
     return v;
   }
+};
+
+// A mapping that keeps insertion order (JavaScript's Map).
+class ValueMap {
+ public:
+  const Value* Find(std::string_view key) const;
+  void Set(const std::string& key, Value value);
+  size_t size() const { return entries_.size(); }
+  const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
+
+ private:
+  std::vector<std::pair<std::string, Value>> entries_;
+  std::unordered_map<std::string, size_t> index_;
 };
 
 // Everything one render allocates, each allocation charged against the render's work budget

@@ -40,7 +40,10 @@ TemplateInput TemplateInput::List(std::vector<TemplateInput> items) {
 TemplateInput TemplateInput::Map(std::vector<std::pair<std::string, TemplateInput>> entries) {
   TemplateInput v;
   v.type = Type::kMap;
-  v.map = std::move(entries);
+  for (auto& [key, value] : entries) {
+    v.keys.push_back(std::move(key));
+    v.list.push_back(std::move(value));
+  }
   return v;
 }
 
@@ -67,7 +70,8 @@ Value ToValue(const TemplateInput& in, Heap& heap, WorkBudget& budget) {
     }
     case TemplateInput::Type::kMap: {
       ValueMap map;
-      for (const auto& [k, v] : in.map) map.Set(k, ToValue(v, heap, budget));
+      for (size_t i = 0; i < in.keys.size(); ++i)
+        map.Set(in.keys[i], ToValue(in.list[i], heap, budget));
       return heap.NewMap(Kind::kObject, std::move(map));
     }
   }

@@ -36,8 +36,8 @@ struct TemplateInput {
   bool boolean = false;
   double number = 0;
   std::string text;
-  std::vector<TemplateInput> list;
-  std::vector<std::pair<std::string, TemplateInput>> map;
+  std::vector<TemplateInput> list;  // kList: the items; kMap: the values
+  std::vector<std::string> keys;    // kMap: the keys, in order
 
   static TemplateInput Null() { return {}; }
   static TemplateInput Boolean(bool b);
