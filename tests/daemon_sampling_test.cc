@@ -160,6 +160,33 @@ TEST_F(DaemonTest, SamplesACheckpointServedByAnotherEvaldAndByItsOwnCore) {
   model_server.Stop();
 }
 
+// A chat checkpoint on the daemon's core: every stored sample carries the prompt the model read
+// (the system and user turns rendered by the chat format), and so does one answered from the
+// stored generations.
+TEST_F(DaemonTest, ChatRunsOnTheCoreStoreTheRenderedPrompt) {
+  StartDaemon(kSamplingPolicy);
+  auto ck = Post("/v1/checkpoints", R"({"name":"stories-chat","location":")" + kStoriesModel +
+                                        R"(","api":"chat","chat_format":"chatml"})");
+  ASSERT_EQ(ck.status, 201) << ck.body;
+  const std::string id = Parse<v1::Checkpoint>(ck.body).id();
+  for (int round = 0; round < 2; ++round) {
+    auto r = Post("/v1/runs", SamplingRunBody(id));
+    ASSERT_EQ(r.status, 201) << r.body;
+    const std::string run_id = Parse<v1::Run>(r.body).id();
+    v1::Run run = WaitForRun(run_id);
+    ASSERT_EQ(run.state(), v1::SUCCEEDED) << run.state_reason();
+    EXPECT_EQ(run.serving().prompt_format(), "chat: chatml (--chat-format)");
+    EXPECT_EQ(run.serving().cached_samples(), round == 0 ? 0 : 6);
+    auto page = Parse<v1::ListSamplesResponse>(Get("/v1/runs/" + run_id + "/samples").body);
+    ASSERT_EQ(page.samples_size(), 6);
+    for (const auto& s : page.samples()) {
+      EXPECT_EQ(s.rendered_prompt().rfind("<|im_start|>system\n", 0), 0u) << s.rendered_prompt();
+      EXPECT_NE(s.rendered_prompt().find("<|im_end|>\n<|im_start|>user\n"), std::string::npos);
+      EXPECT_TRUE(s.rendered_prompt().ends_with("<|im_start|>assistant\n")) << s.rendered_prompt();
+    }
+  }
+}
+
 TEST_F(DaemonTest, AnEndpointThatIsDownFailsTheRunKeepsEverySampleAndResumes) {
   // A port with nobody behind it (yet).
   uint16_t port;
