@@ -1,5 +1,7 @@
 #include "evald/backends/core_backend.h"
 
+#include "base/utf8.h"
+
 namespace evald {
 
 kernels::SamplingOptions CoreSamplingOptions(const SamplingSettings& s) {
@@ -49,7 +51,8 @@ void CoreBackend::Run(const std::vector<SampleRequest>& requests,
       s.text = std::move(c.text);
       s.finish_reason = c.finish_reason;
       s.completion_tokens = static_cast<int>(c.tokens.size());
-      if (chat_) s.rendered_prompt = out->prompt_text;
+      if (chat_)
+        s.rendered_prompt = SanitizeUtf8(out->prompt_text);  // a template's bytes may not be UTF-8
       resp.samples.push_back(std::move(s));
     }
     resp.timing = std::move(out->timing);

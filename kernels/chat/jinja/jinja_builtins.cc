@@ -13,6 +13,11 @@ namespace {
 
 constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
 
+// A numeric argument as a count within [lo, hi] (NaN as lo).
+size_t BoundedCount(double v, double lo, double hi) {
+  return static_cast<size_t>(std::isnan(v) ? lo : std::clamp(v, lo, hi));
+}
+
 // Python's str.strip() white space (differs from JavaScript's: \x1c-\x1f and \x85 in, U+FEFF out).
 bool IsPyWhiteSpace(uint32_t c) {
   return (c >= 9 && c <= 13) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
@@ -357,8 +362,12 @@ Value ToJsonFilter(Interpreter& in, const Value& operand, const Node* call, Envi
     if (const Value* indent = kwargs.Find("indent")) {
       if (indent->kind != Kind::kInteger && indent->kind != Kind::kNull)
         TemplateError("if set, indent must be a number");
+      if (indent->kind == Kind::kInteger && indent->number < 0)
+        TemplateError("tojson indent must not be negative");
+      if (indent->kind == Kind::kInteger && !(indent->number <= 64))
+        Unsupported("tojson with an indent above 64");
       o.indent = indent->kind == Kind::kInteger
-                     ? static_cast<int>(std::clamp(indent->number, -1.0, 64.0))
+                     ? static_cast<int>(BoundedCount(indent->number, 0, 64))
                      : 0;
     }
     if (const Value* ascii = kwargs.Find("ensure_ascii")) {
@@ -666,10 +675,9 @@ Value CalledFilter(Interpreter& in, const Value& operand, const Node& call, Envi
       Value width = ArgOr(args, kwargs, 0, "width", Value::Integer(4));
       if (width.kind != Kind::kInteger && width.kind != Kind::kString)
         TemplateError("width must be an integer or a string");
-      std::string unit =
-          width.kind == Kind::kString
-              ? width.str()
-              : std::string(static_cast<size_t>(std::clamp(width.number, 0.0, 256.0)), ' ');
+      std::string unit = width.kind == Kind::kString
+                             ? width.str()
+                             : std::string(BoundedCount(width.number, 0, 256), ' ');
       return Indent(operand.str(), unit,
                     ArgOr(args, kwargs, 1, "first", Value::Boolean(false)).Truthy(),
                     ArgOr(args, kwargs, 2, "blank", Value::Boolean(false)).Truthy(), in.budget());

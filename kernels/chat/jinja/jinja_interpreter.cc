@@ -387,12 +387,12 @@ Value Interpreter::Member(const Node& node, Environment* env) {
         std::vector<std::string_view> chars = CodePoints(object.str());
         const double n = static_cast<double>(chars.size());
         if (i < 0) i += n;
-        if (i < 0 || i >= n) return Value::Undefined();
+        if (!(i >= 0 && i < n)) return Value::Undefined();  // NaN too
         return Value::String(std::string(chars[static_cast<size_t>(i)]));
       }
       const double n = static_cast<double>(object.list->size());
       if (i < 0) i += n;
-      if (i < 0 || i >= n) return Value::Undefined();
+      if (!(i >= 0 && i < n)) return Value::Undefined();  // NaN too
       return (*object.list)[static_cast<size_t>(i)];
     }
     if (property.kind == Kind::kString) return BuiltinMember(*this, object, property.str());
