@@ -9,7 +9,7 @@ PACKAGES=(
   libboost1.81-dev libboost-url1.81-dev libprotobuf-dev protobuf-compiler librocksdb-dev libcurl4-openssl-dev
   libseccomp-dev libspdlog-dev libfmt-dev libcli11-dev libpcre2-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  chromium wrk python3 curl openssl
+  chromium wrk python3 python3-jinja2 curl openssl
   munge slurmctld slurmd slurm-client
 )
 

@@ -104,6 +104,35 @@ TEST(ChatTemplate, RealTemplatesRenderAsTheReferenceOrAreRefusedByName) {
   EXPECT_GE(whole_templates, templates.size() * 3 / 4);
 }
 
+// Wherever evald renders a corpus template, Python's Jinja2 set up as transformers sets it up
+// (what the model's own tooling renders) writes the same bytes: the constructs where it and the
+// reference differ are the ones refused.
+TEST(ChatTemplate, WhatEvaldRendersPythonsJinja2RendersTheSame) {
+  if (!testing::HavePythonJinja2())
+    GTEST_SKIP() << "python3-jinja2 is not installed (scripts/install-deps.sh)";
+  const auto templates = CorpusTemplates();
+  const auto conversations = CorpusConversations();
+  std::vector<testing::JinjaCase> cases;
+  for (const auto& [name, text] : templates)
+    for (const auto& c : conversations) cases.push_back({text, c, "<bos>", "<eos>"});
+  const std::vector<std::string> python = testing::PythonJinja2Render(cases);
+  ASSERT_EQ(python.size(), cases.size());
+  size_t i = 0, same = 0;
+  for (const auto& [name, text] : templates) {
+    auto parsed = ChatTemplate::Parse(text);
+    for (const auto& c : conversations) {
+      const std::string& want = python[i++];
+      if (!parsed.ok()) continue;
+      auto got = parsed->Render(c, "<bos>", "<eos>");
+      if (!got.ok()) continue;
+      EXPECT_EQ(*got, want) << name << ", conversation " << (i - 1) % conversations.size();
+      same += *got == want;
+    }
+  }
+  std::printf("%zu renderings equal to Python's Jinja2\n", same);
+  EXPECT_GE(same, cases.size() / 2);
+}
+
 // Small templates exercising one rule each, compared with the reference.
 TEST(ChatTemplate, LanguageRulesMatchTheReference) {
   if (!testing::HaveNodeReference())
@@ -159,6 +188,10 @@ TEST(ChatTemplate, LanguageRulesMatchTheReference) {
   for (const auto& s : snippets) cases.push_back({s, conv, "<s>", "</s>"});
   const std::vector<std::string> reference = testing::JinjaRender(cases);
   ASSERT_EQ(reference.size(), snippets.size());
+  // What evald renders, Python's Jinja2 renders too (when it is here to ask).
+  const std::vector<std::string> python = testing::HavePythonJinja2()
+                                              ? testing::PythonJinja2Render(cases)
+                                              : std::vector<std::string>(snippets.size());
   int rendered = 0;
   for (size_t i = 0; i < snippets.size(); ++i) {
     auto t = ChatTemplate::Parse(snippets[i]);
@@ -167,6 +200,9 @@ TEST(ChatTemplate, LanguageRulesMatchTheReference) {
     const bool reference_failed = reference[i].rfind("JINJA ERROR: ", 0) == 0;
     if (got.ok()) {
       EXPECT_EQ(*got, reference[i]) << snippets[i];
+      if (testing::HavePythonJinja2()) {
+        EXPECT_EQ(*got, python[i]) << snippets[i] << " (Python)";
+      }
       ++rendered;
     } else {
       const bool refused = got.status().message().find(kRefused) != std::string::npos;
@@ -204,12 +240,20 @@ TEST(ChatTemplate, WherePythonAndTheReferenceDifferItRefusesByName) {
         "{{ undefined_name.attr }}", "{{ 'abc'.length }}",
         "{{ {'a': 1} | tojson(sort_keys=true) }}", "{{ 'é' | upper }}", "{{ strftime_now('%A') }}",
         "{% for x in [1, 2] %}{{ x }}{% break %}{% endfor %}",
-        "{% macro m() %}{{ caller() }}{% endmacro %}", "{% call m() %}x{% endcall %}"}) {
+        "{% macro m() %}{{ caller() }}{% endmacro %}", "{% call m() %}x{% endcall %}",
+        "line one\r\n{{ 'two' }}", "{{ 'a' }}\xe2\x80\xa8  {% if true %}b{% endif %}"}) {
     auto r = RenderText(text);
     ASSERT_FALSE(r.ok()) << text << " rendered as " << *r;
     EXPECT_NE(r.status().message().find(kRefused), std::string::npos)
         << text << ": " << r.status().ToString();
   }
+}
+
+// Carriage returns the whitespace control removes change nothing: such a template renders.
+TEST(ChatTemplate, CarriageReturnsThatNeverReachTheOutputAreFine) {
+  auto r = RenderText("{%- if true -%}\r\n  x\r\n{%- endif -%}\r\n{{ 'y' }}");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, "xy");
 }
 
 // A hostile template ends with an error: unbounded recursion, output growth, nesting.

@@ -23,8 +23,8 @@ struct JinjaCase {
   std::string bos, eos;
 };
 
-// What the reference renders for each case, in order; an error as "JINJA ERROR: ...".
-inline std::vector<std::string> JinjaRender(const std::vector<JinjaCase>& cases_in) {
+// The cases as the reference scripts read them, in a file named for this process.
+inline std::string WriteJinjaCases(const std::vector<JinjaCase>& cases_in) {
   google::protobuf::Struct request;
   auto* cases = (*request.mutable_fields())["cases"].mutable_list_value();
   for (const auto& in : cases_in) {
@@ -43,8 +43,11 @@ inline std::vector<std::string> JinjaRender(const std::vector<JinjaCase>& cases_
   EXPECT_TRUE(google::protobuf::util::MessageToJsonString(request, &json).ok());
   const std::string path = "/tmp/evald-jinja-" + std::to_string(::getpid()) + ".json";
   EXPECT_TRUE(WriteFileAtomic(path, json).ok());
-  auto r = RunNodeReference("jinja_render.mjs", ShellQuote(path));
-  std::remove(path.c_str());
+  return path;
+}
+
+// A reference script's {"rendered": [...]}: each text, or an error as "JINJA ERROR: ...".
+inline std::vector<std::string> ParseRendered(const ShellResult& r) {
   google::protobuf::Struct out;
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(r.output, &out).ok()) << r.output;
@@ -56,6 +59,29 @@ inline std::vector<std::string> JinjaRender(const std::vector<JinjaCase>& cases_
                                     : "JINJA ERROR: " + f.at("error").string_value());
   }
   return texts;
+}
+
+// What the reference (@huggingface/jinja) renders for each case, in order.
+inline std::vector<std::string> JinjaRender(const std::vector<JinjaCase>& cases) {
+  const std::string path = WriteJinjaCases(cases);
+  auto r = RunNodeReference("jinja_render.mjs", ShellQuote(path));
+  std::remove(path.c_str());
+  return ParseRendered(r);
+}
+
+// Python's Jinja2 (Debian's python3-jinja2, under the system python), set up as transformers
+// sets it up (tests/reference/jinja2_render.py).
+inline bool HavePythonJinja2() {
+  static const bool have =
+      RunShell("/usr/bin/python3 -c 'import jinja2' 2>/dev/null").exit_code == 0;
+  return have;
+}
+inline std::vector<std::string> PythonJinja2Render(const std::vector<JinjaCase>& cases) {
+  const std::string path = WriteJinjaCases(cases);
+  auto r = RunShell("/usr/bin/python3 " + SourceDir() + "/tests/reference/jinja2_render.py " +
+                    ShellQuote(path));
+  std::remove(path.c_str());
+  return ParseRendered(r);
 }
 
 }  // namespace evald::testing

@@ -44,7 +44,10 @@ StatusOr<std::string> ChatTemplate::Render(const std::vector<ChatMessage>& messa
   return program_.Render({{"messages", TemplateInput::List(std::move(list))},
                           {"bos_token", TemplateInput::String(std::string(bos))},
                           {"eos_token", TemplateInput::String(std::string(eos))},
-                          {"add_generation_prompt", TemplateInput::Boolean(true)}});
+                          {"add_generation_prompt", TemplateInput::Boolean(true)},
+                          // As transformers and vLLM pass them for a request without any.
+                          {"tools", TemplateInput::Null()},
+                          {"documents", TemplateInput::Null()}});
 }
 
 }  // namespace evald::kernels

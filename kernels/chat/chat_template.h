@@ -1,6 +1,7 @@
 // A checkpoint's own chat template (tokenizer.chat_template) rendered by evald's template
 // engine (kernels/chat/jinja): the conversation as messages, bos_token and eos_token from the
-// vocabulary, add_generation_prompt set - what transformers and vLLM hand a template. The
+// vocabulary, add_generation_prompt set, tools and documents none - what transformers and vLLM
+// hand a template for a request without tools. The
 // family formats of chat_format.h stay for files without a template (--chat-format).
 #pragma once
 

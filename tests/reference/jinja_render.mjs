@@ -3,7 +3,8 @@
 //   {"cases": [{"template": "...", "messages": [{"role": "user", "content": "..."}, ...],
 //               "bos_token": "<bos>", "eos_token": "<eos>"}, ...]}
 // and prints one JSON object {"rendered": [{"text": "..."} or {"error": "..."}, ...]}, each case
-// rendered with add_generation_prompt true and nothing else defined.
+// rendered with add_generation_prompt true and tools and documents null (as transformers and vLLM
+// pass them when a request has none).
 import {readFileSync} from "node:fs";
 import {Template} from "@huggingface/jinja";
 
@@ -12,7 +13,7 @@ const rendered = request.cases.map((c) => {
   try {
     const text = new Template(c.template).render({
       messages: c.messages, bos_token: c.bos_token ?? "", eos_token: c.eos_token ?? "",
-      add_generation_prompt: true});
+      add_generation_prompt: true, tools: null, documents: null});
     return {text};
   } catch (e) {
     return {error: String(e)};

@@ -87,38 +87,91 @@ std::tm LocalNow() {
 
 }  // namespace
 
-StatusOr<Template> Template::Parse(std::string_view text, const TemplateLimits& limits) {
-  if (text.size() > limits.max_template_bytes)
-    return Status::InvalidArgument("chat template: " + std::to_string(text.size()) +
-                                   " bytes, more than the " +
-                                   std::to_string(limits.max_template_bytes) + " allowed");
+namespace {
+
+StatusOr<std::shared_ptr<const Program>> Compile(std::string_view text,
+                                                 const TemplateLimits& limits) {
   auto tokens = Tokenize(text, limits.max_tokens);
   if (!tokens.ok()) return tokens.status();
   auto statements = jinja::Parse(*tokens, limits.max_nesting);
   if (!statements.ok()) return statements.status();
   auto program = std::make_shared<Program>();
   program->statements = std::move(*statements);
+  return std::shared_ptr<const Program>(std::move(program));
+}
+
+// The text with every \r\n and lone \r as \n: what Python's Jinja2 reads.
+std::string NormalizeLineBreaks(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\r') {
+      out.push_back(text[i]);
+      continue;
+    }
+    out.push_back('\n');
+    if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<Template> Template::Parse(std::string_view text, const TemplateLimits& limits) {
+  if (text.size() > limits.max_template_bytes)
+    return Status::InvalidArgument("chat template: " + std::to_string(text.size()) +
+                                   " bytes, more than the " +
+                                   std::to_string(limits.max_template_bytes) + " allowed");
+  // The reference starts a line after U+2028/U+2029 too (lstrip_blocks); Python's Jinja2 does not.
+  for (std::string_view separator : {"\xe2\x80\xa8", "\xe2\x80\xa9"})
+    if (text.find(separator) != std::string_view::npos)
+      return Status::InvalidArgument(
+          "chat template uses a Unicode line or paragraph separator in its text (Python's Jinja2 "
+          "and the reference read it differently), which evald's template engine does not "
+          "render");
+  auto program = Compile(text, limits);
+  if (!program.ok()) return program.status();
   Template t;
-  t.program_ = std::move(program);
+  t.program_ = std::move(*program);
   t.limits_ = limits;
+  // Python's Jinja2 reads \r\n and \r as \n, the reference keeps them: such a template is also
+  // compiled as Python reads it, and a render stands only where both texts agree.
+  if (text.find('\r') != std::string_view::npos) {
+    auto normalized = Compile(NormalizeLineBreaks(text), limits);
+    if (!normalized.ok()) return normalized.status();
+    t.as_python_reads_it_ = std::move(*normalized);
+  }
   return t;
 }
 
 StatusOr<std::string> Template::Render(
     const std::vector<std::pair<std::string, TemplateInput>>& variables,
     std::function<std::tm()> now) const {
+  if (!now) now = LocalNow;
+  auto text = RenderProgram(*program_, variables, now);
+  if (!text.ok() || !as_python_reads_it_) return text;
+  auto python = RenderProgram(*as_python_reads_it_, variables, now);
+  if (!python.ok() || *python != *text)
+    return Status::InvalidArgument(
+        "chat template uses carriage returns that reach its output (Python's Jinja2 reads them "
+        "as \\n, the reference keeps them), which evald's template engine does not render");
+  return text;
+}
+
+StatusOr<std::string> Template::RenderProgram(
+    const Program& program, const std::vector<std::pair<std::string, TemplateInput>>& variables,
+    const std::function<std::tm()>& now) const {
   WorkBudget budget(limits_.work_units);
   Heap heap(budget);
   Interpreter interpreter(heap, budget, limits_.max_call_depth);
   try {
     Environment* globals = heap.NewEnvironment(nullptr);
-    DefineGlobals(interpreter, globals, now ? std::move(now) : LocalNow);
+    DefineGlobals(interpreter, globals, now);
     for (const auto& [name, value] : variables) {
       if (globals->variables.count(name))
         return Status::InvalidArgument("chat template variable already declared: " + name);
       globals->Set(name, ToValue(value, heap, budget));
     }
-    return interpreter.Run(program_->statements, globals);
+    return interpreter.Run(program.statements, globals);
   } catch (const RenderError& e) {
     return e.status;
   }

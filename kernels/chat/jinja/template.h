@@ -60,7 +60,13 @@ class Template {
                                std::function<std::tm()> now = {}) const;
 
  private:
+  StatusOr<std::string> RenderProgram(
+      const Program& program, const std::vector<std::pair<std::string, TemplateInput>>& variables,
+      const std::function<std::tm()>& now) const;
+
   std::shared_ptr<const Program> program_;
+  // A template with carriage returns, as Python's Jinja2 reads it (line breaks as \n).
+  std::shared_ptr<const Program> as_python_reads_it_;
   TemplateLimits limits_;
 };
 
