@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "base/py_text.h"
 #include "kernels/chat/jinja/jinja_builtins.h"
 #include "kernels/chat/jinja/jinja_interpreter.h"
 #include "kernels/chat/jinja/jinja_lexer.h"
@@ -100,20 +101,6 @@ StatusOr<std::shared_ptr<const Program>> Compile(std::string_view text,
   return std::shared_ptr<const Program>(std::move(program));
 }
 
-// The text with every \r\n and lone \r as \n: what Python's Jinja2 reads.
-std::string NormalizeLineBreaks(std::string_view text) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '\r') {
-      out.push_back(text[i]);
-      continue;
-    }
-    out.push_back('\n');
-    if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
-  }
-  return out;
-}
-
 }  // namespace
 
 StatusOr<Template> Template::Parse(std::string_view text, const TemplateLimits& limits) {
@@ -136,7 +123,7 @@ StatusOr<Template> Template::Parse(std::string_view text, const TemplateLimits& 
   // Python's Jinja2 reads \r\n and \r as \n, the reference keeps them: such a template is also
   // compiled as Python reads it, and a render stands only where both texts agree.
   if (text.find('\r') != std::string_view::npos) {
-    auto normalized = Compile(NormalizeLineBreaks(text), limits);
+    auto normalized = Compile(py::TranslateNewlines(text), limits);  // as Python reads it
     if (!normalized.ok()) return normalized.status();
     t.as_python_reads_it_ = std::move(*normalized);
   }
