@@ -234,14 +234,26 @@ StatusOr<std::string> RenderText(const std::string& text,
 // Where Python's Jinja2 (what the model's own tooling renders) and the reference disagree, the
 // engine refuses by name instead of picking one.
 TEST(ChatTemplate, WherePythonAndTheReferenceDifferItRefusesByName) {
-  for (const char* text :
-       {"{{ true }}", "{{ [1, 2] }}", "{{ 'x' + 1 }}", "{{ 1.0 ~ '' }}", "{{ 'aXb'.title() }}",
-        "{{ 'xxhixx'.strip('x') }}", "{{ 1 == '1' }}", "{{ none == undefined_name }}",
-        "{{ undefined_name.attr }}", "{{ 'abc'.length }}",
-        "{{ {'a': 1} | tojson(sort_keys=true) }}", "{{ 'é' | upper }}", "{{ strftime_now('%A') }}",
-        "{% for x in [1, 2] %}{{ x }}{% break %}{% endfor %}",
-        "{% macro m() %}{{ caller() }}{% endmacro %}", "{% call m() %}x{% endcall %}",
-        "line one\r\n{{ 'two' }}", "{{ 'a' }}\xe2\x80\xa8  {% if true %}b{% endif %}"}) {
+  for (const char* text : {"{{ true }}",
+                           "{{ [1, 2] }}",
+                           "{{ 'x' + 1 }}",
+                           "{{ 1.0 ~ '' }}",
+                           "{{ 'aXb'.title() }}",
+                           "{{ 'xxhixx'.strip('x') }}",
+                           "{{ 1 == '1' }}",
+                           "{{ none == undefined_name }}",
+                           "{{ undefined_name.attr }}",
+                           "{{ 'abc'.length }}",
+                           "{{ {'a': 1} | tojson(sort_keys=true) }}",
+                           "{{ 'é' | upper }}",
+                           "{{ strftime_now('%A') }}",
+                           "{% for x in [1, 2] %}{{ x }}{% break %}{% endfor %}",
+                           "{% macro m() %}{{ caller() }}{% endmacro %}",
+                           "{% call m() %}x{% endcall %}",
+                           "line one\r\n{{ 'two' }}",
+                           "{{ none }}",
+                           "{{ messages[0].get('missing') }}",
+                           "{{ 'a' }}\xe2\x80\xa8  {% if true %}b{% endif %}"}) {
     auto r = RenderText(text);
     ASSERT_FALSE(r.ok()) << text << " rendered as " << *r;
     EXPECT_NE(r.status().message().find(kRefused), std::string::npos)

@@ -75,7 +75,12 @@ Interpreter::Flow Interpreter::RenderBlock(const NodeList& statements, Environme
         return Flow::kContinue;
       default: {
         Value v = Evaluate(*s, env);
-        if (v.kind == Kind::kNull || v.kind == Kind::kUndefined) break;
+        if (v.kind == Kind::kUndefined) break;
+        // The reference writes nothing for none; Python writes "None".
+        if (v.kind == Kind::kNull && s->kind != NodeKind::kMacro && s->kind != NodeKind::kSet &&
+            s->kind != NodeKind::kComment)
+          Unsupported("none written as text (Python writes None, the reference nothing)");
+        if (v.kind == Kind::kNull) break;
         CheckPythonPrintsTheSame(v, "{{ }}");
         Append(out, PrintedText(v, budget_));
       }
