@@ -3,7 +3,9 @@
 #include <cmath>
 
 #include "kernels/chat/jinja/jinja_builtins.h"
+#include "kernels/chat/jinja/jinja_filters.h"
 #include "kernels/chat/jinja/jinja_format.h"
+#include "kernels/chat/jinja/jinja_methods.h"
 #include "kernels/chat/jinja/js_text.h"
 
 namespace evald::kernels::jinja {

@@ -2,7 +2,8 @@
 // its scoping (a for loop and a macro call open a scope; if and set do not), its truthiness,
 // its operators. Where that engine and Python's Jinja2 (what transformers and vLLM render
 // with, so what a model was tuned on) would write different bytes, the construct is refused by
-// name instead (see jinja_builtins.h): a prompt is either the one both agree on or an error.
+// name instead (jinja_builtins.h, jinja_filters.h, jinja_methods.h): a prompt is either the one
+// both agree on or an error.
 #pragma once
 
 #include <string>
