@@ -16,8 +16,7 @@ kernels::SamplingOptions CoreSamplingOptions(const SamplingSettings& s) {
 CoreRequest CoreRequestFor(const SampleRequest& r, bool chat) {
   CoreRequest cr;
   if (chat) {
-    if (!r.system.empty()) cr.messages.push_back({"system", r.system});
-    cr.messages.push_back({"user", r.user});
+    cr.messages = kernels::SystemAndUserTurns(r.system, r.user);
   } else {
     cr.prompt = CompletionPromptText(r.system, r.user);
   }

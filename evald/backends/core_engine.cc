@@ -92,12 +92,7 @@ StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnTe
   o.threads = threads_;
   o.kv_cache = kv_;
   o.logprobs = request.logprobs;
-  if (!request.messages.empty() && chat_.ok()) {
-    for (const std::string& marker : chat_->EndOfTurnMarkers()) {
-      const int end = tokenizer_->SpecialToken(marker);
-      if (end >= 0) o.end_tokens.push_back(end);
-    }
-  }
+  if (!request.messages.empty() && chat_.ok()) o.end_tokens = chat_->EndOfTurnTokens(*tokenizer_);
   o.on_update = [&](int s, const kernels::Completion& c, bool finished) {
     // Decode steps advance all samples together: a step is marked by the first sample whose
     // token count moves past the previous step's.

@@ -54,10 +54,8 @@ StatusOr<std::string> PromptText(const DriftFlags& f, const Prompt& prompt,
   auto renderer = kernels::ChatRenderer::ForFile(
       base.model->file().GetString("tokenizer.chat_template"), f.chat_format, base.path);
   if (!renderer.ok()) return renderer.status().Annotate("--api chat");
-  std::vector<kernels::ChatMessage> messages;
-  if (!prompt.SystemTurn().empty()) messages.push_back({"system", prompt.SystemTurn()});
-  messages.push_back({"user", prompt.user});
-  return renderer->Render(messages, base.tokenizer->bos_text(), kernels::EosText(*base.tokenizer));
+  return renderer->Render(kernels::SystemAndUserTurns(prompt.SystemTurn(), prompt.user),
+                          base.tokenizer->bos_text(), kernels::EosText(*base.tokenizer));
 }
 
 // The tokens of a text: a rendered chat's special tokens parsed (its BOS written by the

@@ -209,15 +209,12 @@ StatusOr<PromptInput> GeneratePrompt(const GenFlags& g, const Loaded& loaded) {
   auto renderer = ChatRenderer::ForFile(loaded.model->file().GetString("tokenizer.chat_template"),
                                         g.chat_format, g.model);
   if (!renderer.ok()) return renderer.status();
-  std::vector<ChatMessage> messages;
-  if (!g.system.empty()) messages.push_back({"system", g.system});
-  messages.push_back({"user", g.prompt});
-  auto text = renderer->Render(messages, tok.bos_text(), EosText(tok));
+  auto text =
+      renderer->Render(SystemAndUserTurns(g.system, g.prompt), tok.bos_text(), EosText(tok));
   if (!text.ok()) return text.status();
   p.text = std::move(*text);
   p.tokens = ChatPromptTokens(tok, p.text);
-  for (const std::string& marker : renderer->EndOfTurnMarkers())
-    if (int t = tok.SpecialToken(marker); t >= 0) p.end_tokens.push_back(t);
+  p.end_tokens = renderer->EndOfTurnTokens(tok);
   spdlog::info("chat rendered with {}", renderer->description());
   return p;
 }

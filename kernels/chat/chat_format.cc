@@ -265,6 +265,13 @@ std::string RenderDeepSeek(const ChatFormat& f, const std::vector<ChatMessage>& 
 
 }  // namespace
 
+std::vector<ChatMessage> SystemAndUserTurns(const std::string& system, const std::string& user) {
+  std::vector<ChatMessage> turns;
+  if (!system.empty()) turns.push_back({"system", system});
+  turns.push_back({"user", user});
+  return turns;
+}
+
 std::string ChatFormatNameList() {
   std::string names;
   for (const auto& p : Presets()) names += (names.empty() ? "" : ", ") + p.name;

@@ -22,6 +22,9 @@ struct ChatMessage {
   std::string content;
 };
 
+// A one-question chat: the system turn (left out when empty), then the user's.
+std::vector<ChatMessage> SystemAndUserTurns(const std::string& system, const std::string& user);
+
 struct ChatFormat {
   ChatFamily family = ChatFamily::kChatMl;
   std::string name;  // what runs record: "gemma", "llama3.1", "qwen2.5", ...

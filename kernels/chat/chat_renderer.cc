@@ -34,9 +34,13 @@ StatusOr<std::string> ChatRenderer::Render(const std::vector<ChatMessage>& messa
   return text;
 }
 
-std::vector<std::string> ChatRenderer::EndOfTurnMarkers() const {
-  if (format_) return {format_->end_of_turn};
-  return template_->end_of_turn_markers();
+std::vector<int> ChatRenderer::EndOfTurnTokens(const Tokenizer& tokenizer) const {
+  const std::vector<std::string> markers =
+      format_ ? std::vector<std::string>{format_->end_of_turn} : template_->end_of_turn_markers();
+  std::vector<int> tokens;
+  for (const std::string& marker : markers)
+    if (const int t = tokenizer.SpecialToken(marker); t >= 0) tokens.push_back(t);
+  return tokens;
 }
 
 std::vector<int> ChatPromptTokens(const Tokenizer& tokenizer, std::string_view text) {

@@ -27,8 +27,9 @@ class ChatRenderer {
   StatusOr<std::string> Render(const std::vector<ChatMessage>& messages, std::string_view bos,
                                std::string_view eos) const;
 
-  // Special-token texts that end the model's turn (decoding stops at each the vocabulary has).
-  std::vector<std::string> EndOfTurnMarkers() const;
+  // The special tokens that end the model's turn, those of them the vocabulary has (decoding
+  // stops at each, as at EOS).
+  std::vector<int> EndOfTurnTokens(const Tokenizer& tokenizer) const;
 
   // What records and logs say: "tokenizer.chat_template sha256:..." or "gemma (--chat-format)".
   const std::string& description() const { return description_; }
