@@ -389,9 +389,9 @@ Value Interpreter::Member(const Node& node, Environment* env) {
     if (property.kind == Kind::kInteger) {
       double i = std::trunc(property.number);
       if (object.kind == Kind::kString) {
-        if (!IsAscii(object.str()) && Utf16Length(object.str()) != CodePoints(object.str()).size())
+        const std::vector<std::string_view> chars = CodePoints(object.str());
+        if (Utf16Length(object.str()) != chars.size())
           Unsupported("indexing a string with characters outside the Basic Multilingual Plane");
-        std::vector<std::string_view> chars = CodePoints(object.str());
         const double n = static_cast<double>(chars.size());
         if (i < 0) i += n;
         if (!(i >= 0 && i < n)) return Value::Undefined();  // NaN too
