@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "datasets/problem_category.h"
 #include "datasets/prompt_builder.h"
@@ -46,16 +47,13 @@ StatusOr<LoadedFile> Load(const std::string& path) {
   return LoadedFile{path, std::move(*model), std::move(*tokenizer)};
 }
 
-// The prompt as the model sees it when served: plain completion text, or (api chat) the system
-// and user turns rendered in the chat format, ready for the assistant's turn.
-StatusOr<std::string> PromptText(const DriftFlags& f, const Prompt& prompt,
-                                 const LoadedFile& base) {
-  if (f.api == "completions") return CompletionPromptText(prompt.SystemTurn(), prompt.user);
-  auto renderer = kernels::ChatRenderer::ForFile(
-      base.model->file().GetString("tokenizer.chat_template"), f.chat_format, base.path);
-  if (!renderer.ok()) return renderer.status().Annotate("--api chat");
-  return renderer->Render(kernels::SystemAndUserTurns(prompt.SystemTurn(), prompt.user),
-                          base.tokenizer->bos_text(), kernels::EosText(*base.tokenizer));
+// The prompt as the model sees it when served: plain completion text, or (api chat, `chat` the
+// base file's renderer) the system and user turns rendered, ready for the assistant's turn.
+StatusOr<std::string> PromptText(const Prompt& prompt, const LoadedFile& base,
+                                 const kernels::ChatRenderer* chat) {
+  if (!chat) return CompletionPromptText(prompt.SystemTurn(), prompt.user);
+  return chat->Render(kernels::SystemAndUserTurns(prompt.SystemTurn(), prompt.user),
+                      base.tokenizer->bos_text(), kernels::EosText(*base.tokenizer));
 }
 
 // The tokens of a text: a rendered chat's special tokens parsed (its BOS written by the
@@ -84,6 +82,14 @@ StatusOr<std::vector<ScoredText>> Texts(const DriftFlags& f, const Dataset& data
     if (!samples.ok()) return samples.status();
     for (const auto& s : samples->samples) completions.emplace(s.problem, s.text);
   }
+  // The base file's template is parsed once for all the prompts.
+  std::optional<kernels::ChatRenderer> chat;
+  if (f.api != "completions") {
+    auto renderer = kernels::ChatRenderer::ForFile(
+        base.model->file().GetString("tokenizer.chat_template"), f.chat_format, base.path);
+    if (!renderer.ok()) return renderer.status().Annotate("--api chat");
+    chat = std::move(*renderer);
+  }
   std::vector<ScoredText> out;
   for (const Problem& p : dataset.problems()) {
     if (!f.problems.empty() &&
@@ -93,7 +99,7 @@ StatusOr<std::vector<ScoredText>> Texts(const DriftFlags& f, const Dataset& data
     if (!f.samples.empty() && it == completions.end()) continue;
     auto prompt = BuildPrompt(dataset, p, PromptOptions{});
     if (!prompt.ok()) return prompt.status();
-    auto prefix = PromptText(f, *prompt, base);
+    auto prefix = PromptText(*prompt, base, chat ? &*chat : nullptr);
     if (!prefix.ok()) return prefix.status();
     const std::string completion = f.samples.empty() ? p.reference : it->second;
     ScoredText t{&p, *prefix + completion, {}};
