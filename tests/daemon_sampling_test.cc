@@ -1,6 +1,9 @@
 // Runs that sample a checkpoint through the daemon: another evald's OpenAI-compatible endpoint,
 // the daemon's own decoding core, and an endpoint that goes down.
+#include <filesystem>
 #include <map>
+#include <tuple>
+#include <vector>
 
 #include "evald/proto/compare.pb.h"
 
@@ -184,6 +187,131 @@ TEST_F(DaemonTest, ChatRunsOnTheCoreStoreTheRenderedPrompt) {
       EXPECT_NE(s.rendered_prompt().find("<|im_end|>\n<|im_start|>user\n"), std::string::npos);
       EXPECT_TRUE(s.rendered_prompt().ends_with("<|im_start|>assistant\n")) << s.rendered_prompt();
     }
+  }
+}
+
+// A run of a Q4_0 file that asks for drift from the F32 file of the same checkpoint: once its
+// samples are graded, the teacher-forced drift is kept with the run and its report, beside its
+// pass@k, and the train-vs-serve page shows it (the base file's own run with none). Measured on
+// the references it equals `evald drift` on the same files and problems, figure for figure. A
+// base of another checkpoint fails the run with its samples graded and kept; requests naming no
+// gguf base, or a run the core does not sample, are refused.
+TEST_F(DaemonTest, RunsMeasureTheirDriftFromABaseCheckpoint) {
+  StartDaemon(kSamplingPolicy);
+  const std::string models = std::string(EVALD_SHARED_DIR) + "/models/";
+  auto checkpoint = [&](const std::string& name, const std::string& file) {
+    auto ck = Post("/v1/checkpoints", R"({"name":")" + name + R"(","location":")" + models + file +
+                                          R"(","labels":{"model":"stories"}})");
+    EXPECT_EQ(ck.status, 201) << ck.body;
+    return Parse<v1::Checkpoint>(ck.body).id();
+  };
+  const std::string f32 = checkpoint("f32", "stories260K-f32.gguf");
+  const std::string q4 = checkpoint("q4", "stories260K-q4_0.gguf");
+  const std::string other = checkpoint("other", "llama-2-tiny-random.gguf");
+  auto body = [&](const std::string& ck, const std::string& drift) {
+    return R"({"spec":{"checkpoint_id":")" + ck +
+           R"(","problems":["Bi01_and_gate","Bi02_mux2_byte"],"k":[1],)" +
+           R"("sampling":{"n":2,"temperature":0.8,"max_tokens":24,"seed":3})" +
+           (drift.empty() ? "" : R"(,"drift":)" + drift) + "}}";
+  };
+  auto created = [&](const std::string& request) {
+    auto r = Post("/v1/runs", request);
+    EXPECT_EQ(r.status, 201) << r.body;
+    return Parse<v1::Run>(r.body).id();
+  };
+  const std::string on_samples = R"({"base_checkpoint_id":")" + f32 + R"("})";
+  const std::string on_references =
+      R"({"base_checkpoint_id":")" + f32 + R"(","completions":"references"})";
+
+  v1::Run base_run = WaitForRun(created(body(f32, "")));
+  ASSERT_EQ(base_run.state(), v1::SUCCEEDED) << base_run.state_reason();
+  v1::Run run = WaitForRun(created(body(q4, on_samples)));
+  ASSERT_EQ(run.state(), v1::SUCCEEDED) << run.state_reason();
+  ASSERT_EQ(run.drift().variants_size(), 1);
+  const std::string f32_file = std::filesystem::canonical(models + "stories260K-f32.gguf");
+  EXPECT_EQ(run.drift().base(), f32_file) << "the file as the policy resolved it";
+  EXPECT_EQ(run.drift().completions(), "samples of run " + run.id());
+  const auto& on_own = run.drift().variants(0);
+  EXPECT_EQ(on_own.file(), std::filesystem::canonical(models + "stories260K-q4_0.gguf"));
+  EXPECT_EQ(on_own.problems_size(), 2);
+  EXPECT_GT(on_own.overall().tokens(), 0);
+  EXPECT_GT(on_own.overall().mean_kl(), 0);
+  auto report = Parse<v1::EvalReport>(Get("/v1/runs/" + run.id() + "/report").body);
+  EXPECT_EQ(report.drift().variants(0).overall().mean_kl(), on_own.overall().mean_kl());
+  EXPECT_EQ(report.summary().problems(), 2) << "pass@k beside it";
+
+  // On the references: what `evald drift` measures on the same files and problems.
+  v1::Run refs = WaitForRun(created(body(q4, on_references)));
+  ASSERT_EQ(refs.state(), v1::SUCCEEDED) << refs.state_reason();
+  EXPECT_EQ(refs.drift().completions(), "references");
+  const std::string json = dir_ + "/drift.json";
+  auto cli = testing::RunShell(
+      std::string(EVALD_BINARY) + " drift --base " + models + "stories260K-f32.gguf --candidate " +
+      models + "stories260K-q4_0.gguf --problems Bi01_and_gate Bi02_mux2_byte --json " + json +
+      " 2>&1");
+  ASSERT_EQ(cli.exit_code, 0) << cli.output;
+  auto text = ReadFileBounded(json);
+  ASSERT_TRUE(text.ok());
+  v1::DriftReport expected;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(*text, &expected).ok());
+  ASSERT_EQ(expected.variants_size(), 1);
+  const auto& want = expected.variants(0);
+  const auto& got = refs.drift().variants(0);
+  ASSERT_EQ(got.problems_size(), want.problems_size());
+  for (int i = 0; i < want.problems_size(); ++i) {
+    EXPECT_EQ(got.problems(i).problem(), want.problems(i).problem());
+    EXPECT_EQ(got.problems(i).figures().tokens(), want.problems(i).figures().tokens());
+    EXPECT_DOUBLE_EQ(got.problems(i).figures().mean_kl(), want.problems(i).figures().mean_kl());
+  }
+  EXPECT_DOUBLE_EQ(got.overall().mean_kl(), want.overall().mean_kl());
+  EXPECT_NE(got.overall().mean_kl(), on_own.overall().mean_kl()) << "other completions";
+
+  // The train-vs-serve page of the model's runs: each drift beside its pass@k.
+  auto page =
+      Get("/v1/reports/train-serve?label=model=stories&format=json&baseline=" + base_run.id());
+  ASSERT_EQ(page.status, 200) << page.body;
+  v1::TrainServeReport ts;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(page.body, &ts).ok()) << page.body;
+  EXPECT_EQ(ts.drift_base(), f32_file);
+  ASSERT_EQ(ts.variants_size(), 3);
+  for (const auto& v : ts.variants()) {
+    ASSERT_TRUE(v.has_drift()) << v.run();
+    if (v.run() == base_run.id()) {
+      EXPECT_EQ(v.drift().mean_kl(), 0);
+    } else if (v.run() == run.id()) {
+      EXPECT_EQ(v.drift().mean_kl(), on_own.overall().mean_kl());
+    }
+  }
+  auto html = Get("/v1/reports/train-serve?label=model=stories&format=markdown");
+  EXPECT_NE(html.body.find("## Drift from"), std::string::npos) << html.body;
+
+  // Another checkpoint as the base: the run fails saying why; its samples stay graded.
+  v1::Run wrong = WaitForRun(created(body(q4, R"({"base_checkpoint_id":")" + other + R"("})")));
+  EXPECT_EQ(wrong.state(), v1::FAILED);
+  EXPECT_NE(wrong.state_reason().find("its samples are graded"), std::string::npos)
+      << wrong.state_reason();
+  EXPECT_NE(wrong.state_reason().find("not the same checkpoint"), std::string::npos)
+      << wrong.state_reason();
+  EXPECT_EQ(wrong.samples_done(), 4);
+  EXPECT_FALSE(wrong.has_drift());
+
+  // Refused when created: no base, an unknown one, a base that is no gguf file, bad completions,
+  // a run the core does not sample.
+  auto samples_ck = Post("/v1/checkpoints", R"({"name":"uploads"})");
+  ASSERT_EQ(samples_ck.status, 201) << samples_ck.body;
+  const std::string uploads = Parse<v1::Checkpoint>(samples_ck.body).id();
+  for (const auto& [ck, drift, want_text] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {q4, R"({})", "drift needs base_checkpoint_id"},
+           {q4, R"({"base_checkpoint_id":"ck-none"})", "ck-none"},
+           {q4, R"({"base_checkpoint_id":")" + uploads + R"("})", "must name a gguf checkpoint"},
+           {q4, R"({"base_checkpoint_id":")" + f32 + R"(","completions":"x"})",
+            "samples or references"},
+           {uploads, on_samples, "backend core"}}) {
+    auto r = Post("/v1/runs", body(ck, drift));
+    EXPECT_GE(r.status, 400) << drift;
+    EXPECT_LT(r.status, 500) << drift;
+    EXPECT_NE(r.body.find(want_text), std::string::npos) << drift << ": " << r.body;
   }
 }
 

@@ -471,6 +471,33 @@ TEST_F(EvalCommand, RunSamplesAGgufWithTheCoreAndReportsServingMetrics) {
   EXPECT_NE(corrupt.output.find("FAILED"), std::string::npos) << corrupt.output;
 }
 
+// `evald run --drift-base`: the run measures its file's drift from the base file after
+// grading, prints it under its pass@k and keeps it in its report; a missing base file or an
+// unknown --drift-completions is refused before sampling.
+TEST_F(EvalCommand, RunsWithADriftBaseReportTheirDrift) {
+  const std::string models = std::string(EVALD_SHARED_DIR) + "/models/";
+  const std::string common =
+      "run --model " + models + "stories260K-q4_0.gguf --problems Bi01_and_gate --max-tokens 16 ";
+  auto r = RunEvald(common + "--drift-base " + models + "stories260K-f32.gguf --json " + dir_ +
+                    "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const size_t pass = r.output.find("pass@1"), drift = r.output.find("drift from ");
+  ASSERT_NE(drift, std::string::npos) << r.output;
+  EXPECT_LT(pass, drift);
+  EXPECT_NE(r.output.find("mean KL"), std::string::npos) << r.output;
+  auto report = ReadReport(dir_ + "/r.json");
+  ASSERT_EQ(report.drift().variants_size(), 1);
+  EXPECT_GT(report.drift().variants(0).overall().tokens(), 0);
+  EXPECT_EQ(report.drift().base(), std::filesystem::canonical(models + "stories260K-f32.gguf"));
+  auto missing = RunEvald(common + "--drift-base " + dir_ + "/missing.gguf");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("not a readable file"), std::string::npos) << missing.output;
+  auto bad = RunEvald(common + "--drift-base " + models + "stories260K-f32.gguf " +
+                      "--drift-completions everything");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("samples or references"), std::string::npos) << bad.output;
+}
+
 // A run on a chat checkpoint of the core renders the system and user turns in the chat format
 // and records which; stored generations of the plain prompt do not answer it. A model without a
 // template and no --chat-format fails before sampling, saying what to do.

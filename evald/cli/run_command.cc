@@ -52,6 +52,7 @@ struct Flags {
   int64_t seed = 0;
   bool rules = false, explain = false, system_in_prompt = false, no_stream = false;
   std::string data, json_out, kv_cache, chat_format;
+  std::string drift_base, drift_completions = "samples";
   GradingFlagValues grading;
   ExecutorFlags executor;
 };
@@ -83,31 +84,41 @@ StatusOr<OperatorPolicy> PolicyOf(const Flags& f) {
   if (!f.api_key_env.empty()) p.secrets[kCliKey] = {SecretSource::Kind::kEnv, f.api_key_env};
   if (!f.api_key_file.empty()) p.secrets[kCliKey] = {SecretSource::Kind::kFile, f.api_key_file};
   std::error_code ec;
-  for (const std::string& file : {f.model, f.recorded}) {
+  for (const std::string& file : {f.model, f.drift_base, f.recorded}) {
     if (file.empty()) continue;
     const auto dir = std::filesystem::canonical(file, ec).parent_path();
     if (ec) return Status::InvalidArgument(file + " is not a readable file");
-    (file == f.model ? p.model_roots : p.recorded_roots).push_back(dir.string());
+    (file == f.recorded ? p.recorded_roots : p.model_roots).push_back(dir.string());
   }
   return p;
 }
 
+std::string Absolute(const std::string& path) {
+  std::error_code ec;
+  auto a = std::filesystem::absolute(path, ec);
+  return ec ? path : a.string();
+}
+
+// --drift-base: the baseline GGUF file, registered as a checkpoint of its own.
+v1::Checkpoint DriftBaseOf(const Flags& f) {
+  v1::Checkpoint ck;
+  ck.set_format("gguf");
+  ck.set_location(Absolute(f.drift_base));
+  ck.set_name(std::filesystem::path(ck.location()).filename().string());
+  return ck;
+}
+
 v1::Checkpoint CheckpointOf(const Flags& f) {
   v1::Checkpoint ck;
-  auto absolute = [](const std::string& p) {
-    std::error_code ec;
-    auto a = std::filesystem::absolute(p, ec);
-    return ec ? p : a.string();
-  };
   if (!f.model.empty()) {
     ck.set_format("gguf");
-    ck.set_location(absolute(f.model));
+    ck.set_location(Absolute(f.model));
     ck.set_kv_cache(f.kv_cache);
     ck.set_api(f.chat_format.empty() ? f.api : "chat");  // a chat format implies --api chat
     ck.set_chat_format(f.chat_format);
   } else if (!f.recorded.empty()) {
     ck.set_format("recorded");
-    ck.set_location(absolute(f.recorded));
+    ck.set_location(Absolute(f.recorded));
   } else {
     ck.set_format("remote");
     ck.set_endpoint(f.endpoint);
@@ -269,6 +280,13 @@ int RunRun(const Flags& f) {
   if (Status st = requests.PutCheckpoint(&ck); !st.ok()) return Fail(st);
   auto spec = SpecOf(f, ck.id(), *ks);
   if (!spec.ok()) return Fail(spec.status());
+  if (!f.drift_base.empty()) {
+    v1::Checkpoint base = DriftBaseOf(f);
+    if (Status st = requests.PutCheckpoint(&base); !st.ok())
+      return Fail(st.Annotate("--drift-base"));
+    spec->mutable_drift()->set_base_checkpoint_id(base.id());
+    spec->mutable_drift()->set_completions(f.drift_completions);
+  }
   auto created = requests.CreateRun(*spec, "");
   if (!created.ok()) return Fail(created.status());
   v1::Run run = std::move(*created);
@@ -300,6 +318,12 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--chat-format", f->chat_format,
                   "--model: the chat format (" + kernels::ChatFormatNameList() +
                       "; implies --api chat; default: recognised from the file's template)");
+  cmd->add_option("--drift-base", f->drift_base,
+                  "--model: after grading, measure how far the file's distributions drift from "
+                  "this GGUF file of the same checkpoint (F16/Q8_0; teacher-forced, evald drift)");
+  cmd->add_option("--drift-completions", f->drift_completions,
+                  "what --drift-base scores after each prompt: samples (each problem's first "
+                  "sample, after the prompt the model was given) | references");
   cmd->add_option("--api-key-env", f->api_key_env, "environment variable holding the API key");
   cmd->add_option("--api-key-file", f->api_key_file, "file holding the API key");
   cmd->add_option("--concurrency", f->concurrency, "requests in flight to the endpoint")

@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "evald/proto/compare.pb.h"
+#include "evald/proto/eval.pb.h"
 
 namespace evald {
 

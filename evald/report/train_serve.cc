@@ -93,6 +93,7 @@ StatusOr<v1::TrainServeReport> BuildTrainServeReport(
     if (r.report.has_serving()) *v->mutable_serving() = r.report.serving();
   }
   for (const auto& c : cats) out.add_categories(c);
+  AttachRunDrift(runs, &out);
   return out;
 }
 
@@ -249,6 +250,28 @@ bool SameFile(const std::string& a, const std::string& b) {
 }
 
 }  // namespace
+
+int AttachRunDrift(const std::vector<ServeRun>& runs, v1::TrainServeReport* report) {
+  const v1::DriftReport* first = nullptr;
+  for (const ServeRun& r : runs)
+    if (r.report.has_drift() && r.report.drift().variants_size() == 1) {
+      first = &r.report.drift();
+      break;
+    }
+  if (first == nullptr) return 0;
+  v1::DriftReport base_only;  // the base file's own run, when one is among them: no drift
+  base_only.set_base(first->base());
+  int matched = AttachDrift(base_only, report);
+  for (size_t i = 0; i < runs.size() && i < static_cast<size_t>(report->variants_size()); ++i) {
+    const v1::EvalReport& r = runs[i].report;
+    if (!r.has_drift() || r.drift().base() != first->base() || r.drift().variants_size() != 1)
+      continue;
+    *report->mutable_variants(static_cast<int>(i))->mutable_drift() =
+        r.drift().variants(0).overall();
+    ++matched;
+  }
+  return matched;
+}
 
 int AttachDrift(const v1::DriftReport& drift, v1::TrainServeReport* report) {
   report->set_drift_base(drift.base());

@@ -33,6 +33,11 @@ StatusOr<v1::TrainServeReport> BuildTrainServeReport(
 // were matched.
 int AttachDrift(const v1::DriftReport& drift, v1::TrainServeReport* report);
 
+// Gives each variant whose run measured its own drift (RunSpec.drift: the run's report carries
+// it) those figures, when measured from the same base file as the first such run; the base
+// file's own run gets zero drift. BuildTrainServeReport calls it. Returns how many were matched.
+int AttachRunDrift(const std::vector<ServeRun>& runs, v1::TrainServeReport* report);
+
 // format: json | markdown (md) | html
 StatusOr<std::string> RenderTrainServeReport(const v1::TrainServeReport& report,
                                              std::string_view format);

@@ -36,6 +36,7 @@ ReportHeader HeaderOfRun(const v1::Run& run) {
   h.simulations = run.simulations();
   h.cache_hits = run.cache_hits();
   h.wall_seconds = run.grading_seconds();
+  if (run.has_drift()) h.drift = run.drift();
   return h;
 }
 
@@ -51,6 +52,7 @@ v1::EvalReport BuildReport(const ReportHeader& h, std::vector<v1::SampleResult> 
   for (const auto& c : h.calibrations) *report.add_calibration() = c;
   for (const auto& e : h.input_errors) *report.add_input_errors() = e;
   if (h.serving) *report.mutable_serving() = *h.serving;
+  if (h.drift) *report.mutable_drift() = *h.drift;
   if (h.prompt) *report.mutable_prompt() = *h.prompt;
   for (auto& s : samples) *report.add_samples() = std::move(s);
   ComputeMetrics(h.ks, &report);

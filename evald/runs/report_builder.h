@@ -24,6 +24,7 @@ struct ReportHeader {
   int input_errors_total = 0;                // found, kept or not
   std::optional<v1::ServingMetrics> serving;
   std::optional<v1::PromptSettings> prompt;
+  std::optional<v1::DriftReport> drift;  // what RunSpec.drift measured
   int simulations = 0, cache_hits = 0;
   double wall_seconds = 0;
 };

@@ -5,6 +5,7 @@
 #include "base/clock.h"
 #include "evald/metrics/serving_metrics.h"
 #include "evald/runs/report_builder.h"
+#include "evald/runs/run_drift.h"
 #include "evald/store/store.h"
 
 namespace evald {
@@ -82,6 +83,14 @@ void RecordServing(const SamplingBackend& backend, std::vector<v1::RequestTiming
     e->set_times_taken_out(h.times_taken_out);
   }
   *run->mutable_serving() = m;
+}
+
+Status MeasureDrift(v1::Run* run, const StoredRunContext& c) {
+  if (c.backend.policy == nullptr) return Status::Internal("no operator policy");
+  auto drift = MeasureRunDrift(*c.store, *run, *c.dataset, *c.backend.policy, c.resources.cancel);
+  if (!drift.ok()) return drift.status().Annotate("drift");
+  *run->mutable_drift() = std::move(*drift);
+  return Status::Ok();
 }
 
 int CountCachedGenerations(const Store& store, const std::string& run_id) {
@@ -165,14 +174,27 @@ RunEnd ConcludeStoredRun(Store& store, v1::Run* run, const RunFacts& facts) {
 std::optional<RunEnd> DriveStoredRun(v1::Run* run, const StoredRunContext& c) {
   auto facts = ExecuteStoredRun(run, c);
   const CancelToken* cancel = c.resources.cancel;
-  if (cancel != nullptr && cancel->cancelled())
-    return RunEnd{v1::CANCELLED, "cancelled while running"};
+  auto interrupted = [&]() -> std::optional<RunEnd> {
+    if (cancel != nullptr && cancel->cancelled())
+      return RunEnd{v1::CANCELLED, "cancelled while running"};
+    return std::nullopt;
+  };
+  if (auto end = interrupted()) return end;
   if (cancel != nullptr && cancel->stopped()) {
     (void)Save(c, *run);
     return std::nullopt;
   }
   if (!facts.ok()) return RunEnd{v1::FAILED, facts.status().ToString()};
-  return ConcludeStoredRun(*c.store, run, *facts);
+  RunEnd end = ConcludeStoredRun(*c.store, run, *facts);
+  if (end.state != v1::SUCCEEDED || !run->spec().has_drift() || run->has_drift()) return end;
+  // Measured once every sample is graded; a stop leaves it to the next start.
+  Status st = MeasureDrift(run, c);
+  if (auto stopped = interrupted()) return stopped;
+  if (cancel != nullptr && cancel->stopped()) return std::nullopt;
+  if (!st.ok())
+    return RunEnd{v1::FAILED, "its samples are graded, but " + st.ToString() + "; POST /v1/runs/" +
+                                  run->id() + "/resume measures it again"};
+  return end;
 }
 
 bool FinishStoredRun(v1::Run* run, const RunEnd& end, const StoredRunContext& c) {

@@ -11,6 +11,7 @@
 #include "base/hash.h"
 #include "datasets/prompt_builder.h"
 #include "evald/runs/grading_settings.h"
+#include "evald/runs/run_drift.h"
 #include "evald/runs/run_sampling.h"
 #include "evald/runs/sample_plan.h"
 #include "evald/runs/sampling_stage.h"
@@ -125,6 +126,16 @@ Status RunRequests::NormalizeGrading(v1::RunSpec* spec) const {
   return NormalizeGradingSettings(spec->mutable_grading());
 }
 
+Status RunRequests::CheckDrift(const std::optional<v1::Checkpoint>& checkpoint,
+                               v1::RunSpec* spec) const {
+  if (!checkpoint) return Status::InvalidArgument("drift needs a checkpoint_id");
+  const std::string& base_id = spec->drift().base_checkpoint_id();
+  if (base_id.empty()) return Status::InvalidArgument("drift needs base_checkpoint_id");
+  auto base = RunRecords(*store_).GetCheckpoint(base_id);
+  if (!base.ok()) return base.status().Annotate("drift.base_checkpoint_id");
+  return NormalizeDriftSpec(*checkpoint, *base, spec);
+}
+
 StatusOr<v1::Run> RunRequests::CreateRun(v1::RunSpec spec, const std::string& samples_jsonl,
                                          const Submitter* submitter) {
   std::optional<v1::Checkpoint> checkpoint;
@@ -139,6 +150,7 @@ StatusOr<v1::Run> RunRequests::CreateRun(v1::RunSpec spec, const std::string& sa
   }
   EVALD_RETURN_IF_ERROR(NormalizeRunSpec(checkpoint, !samples_jsonl.empty(), &spec));
   EVALD_RETURN_IF_ERROR(NormalizeGrading(&spec));
+  if (spec.has_drift()) EVALD_RETURN_IF_ERROR(CheckDrift(checkpoint, &spec));
   auto task = ParseTask(spec.task());
   if (!task.ok()) return task.status();
   auto dataset = datasets_->Find(spec.dataset(), *task);

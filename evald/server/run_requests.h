@@ -60,6 +60,8 @@ class RunRequests {
                           v1::RunSpec* spec) const;
   // The settings moved from their legacy spellings, the daemon's defaults filled, checked.
   Status NormalizeGrading(v1::RunSpec* spec) const;
+  // spec.drift's base is a registered gguf checkpoint and the run one the core samples.
+  Status CheckDrift(const std::optional<v1::Checkpoint>& checkpoint, v1::RunSpec* spec) const;
   Status KeepUpload(v1::Checkpoint* checkpoint);
   Status AddUploadedSamples(const std::string& samples_jsonl, const Dataset& dataset, v1::Run* run,
                             Store::Batch* batch);

@@ -118,6 +118,11 @@ void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
   if (report.grading().cross_checks().formal() || report.grading().cross_checks().synthesis())
     PrintCrossChecks(report, out);
   if (report.has_serving()) PrintServingMetrics(report.serving(), out);
+  if (report.has_drift()) {
+    const auto& d = report.drift();
+    out << fmt::format("drift from {} (teacher-forced on {}):\n", d.base(), d.completions());
+    for (const auto& v : d.variants()) PrintDriftVariant(v, out);
+  }
 }
 
 void PrintDatasetAudit(const v1::DatasetAuditReport& report, std::ostream& out) {
@@ -251,6 +256,29 @@ void PrintServingComparison(const v1::ServingMetrics& a, const v1::ServingMetric
   out << fmt::format("{:<34} {:<28} {}\n", "serving", "A", "B");
   for (size_t i = 0; i < ra.size(); ++i)
     out << fmt::format("{:<34} {:<28} {}\n", ra[i].first, ra[i].second, rb[i].second);
+}
+
+void PrintDriftVariant(const v1::DriftVariant& v, std::ostream& out) {
+  const auto& o = v.overall();
+  out << fmt::format(
+      "{}: {} tokens over {} problems\n  mean KL {:.6f} [{:.6f}, {:.6f}]  p99 KL {:.6f}  top-1 "
+      "agreement {:.4f} [{:.4f}, {:.4f}]  delta-p RMS {:.4f}  PPL ratio {:.4f}\n",
+      v.file(), o.tokens(), v.problems_size(), o.mean_kl(), v.mean_kl_ci95().low(),
+      v.mean_kl_ci95().high(), o.p99_kl(), o.top1_agreement(), v.top1_ci95().low(),
+      v.top1_ci95().high(), o.dp_rms(), o.ppl_ratio());
+  std::map<std::string, v1::DriftFigures> sorted(v.by_category().begin(), v.by_category().end());
+  for (const auto& [category, f] : sorted)
+    out << fmt::format("  {:<14} {:>6} tokens  mean KL {:.6f}  top-1 {:.4f}  PPL ratio {:.4f}\n",
+                       category, f.tokens(), f.mean_kl(), f.top1_agreement(), f.ppl_ratio());
+  out << "  problem (most drift first): mean KL, top-1 agreement\n";
+  std::vector<const v1::ProblemDrift*> problems;
+  for (const auto& p : v.problems()) problems.push_back(&p);
+  std::sort(problems.begin(), problems.end(), [](const auto* a, const auto* b) {
+    return a->figures().mean_kl() > b->figures().mean_kl();
+  });
+  for (size_t i = 0; i < problems.size() && i < 10; ++i)
+    out << fmt::format("    {:<32} {:.6f}  {:.4f}\n", problems[i]->problem(),
+                       problems[i]->figures().mean_kl(), problems[i]->figures().top1_agreement());
 }
 
 }  // namespace evald
