@@ -58,9 +58,16 @@ StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
   posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
   std::vector<std::string> args = argv;
   std::vector<char*> cargs = CStrings(args);
+  // A process group of its own, so that the deadline ends whatever it started too: a driver
+  // killed alone (iverilog) left its preprocessor running, unbounded, after the caller moved on.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, cargs[0], &actions, nullptr, cargs.data(), environ);
+  const int rc = ::posix_spawnp(&pid, cargs[0], &actions, &attr, cargs.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   ::close(fds[1]);
   if (rc != 0) {
     ::close(fds[0]);
@@ -71,9 +78,16 @@ StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
       Drain(fds[0], Clock::now() + options.timeout, options.max_output_bytes, &result.output);
   ::close(fds[0]);
   if (!finished) {
-    ::kill(pid, SIGKILL);
+    ::kill(-pid, SIGKILL);
     result.timed_out = true;
   }
+  // What it left behind in its group once it exited is ended as well - before the leader is
+  // reaped, while its id still names the group and no other.
+  siginfo_t exited{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &exited, WEXITED | WNOWAIT) < 0 &&
+         errno == EINTR) {
+  }
+  ::kill(-pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

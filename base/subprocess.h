@@ -12,8 +12,10 @@
 namespace evald {
 
 struct ProcessOptions {
-  std::chrono::milliseconds timeout{30000};  // the process is killed (SIGKILL) after this
-  size_t max_output_bytes = 4u << 20;        // stdout and stderr together; the rest is dropped
+  // The process and everything it started (its own process group) are killed (SIGKILL) after
+  // this; what is left in the group when it exits is killed then.
+  std::chrono::milliseconds timeout{30000};
+  size_t max_output_bytes = 4u << 20;  // stdout and stderr together; the rest is dropped
 };
 
 struct ProcessResult {
