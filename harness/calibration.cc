@@ -8,6 +8,13 @@
 
 namespace evald {
 
+namespace {
+
+// The margin over the reference's CPU time (bench/hang_limit_margin.sh measures what it leaves).
+constexpr double kLimitFactor = 20, kLimitSlackMs = 500, kLimitFloorMs = 1000;
+
+}  // namespace
+
 Calibration CalibrateProblem(SandboxWorker& worker, SimulatorKind simulator,
                              const SimulatorLimits& limits, const Problem& problem,
                              DesignRun* run_out) {
@@ -41,12 +48,14 @@ SimulatorLimits LimitsForProblem(const SimulatorLimits& base, const Calibration&
   if (fixed_simulate_timeout_ms) {
     l.simulate_timeout_ms = *fixed_simulate_timeout_ms;
   } else if (calibration.gradable) {
-    // 20x the reference's CPU time + 2 s, in whole seconds: CPU time hardly moves with the
-    // machine's load, so neither does the limit (nor the verdict cache key built from it).
-    double derived_ms = calibration.simulate_cpu_seconds * 1000.0 * 20.0 + 2000.0;
-    derived_ms = std::ceil(derived_ms / 1000.0) * 1000.0;
+    // 20x the reference's CPU time + 0.5 s, at least 1 s, in steps of 100 ms: CPU time hardly
+    // moves with the machine's load, so neither does the limit (nor the verdict cache key built
+    // from it); the sandbox holds it to the millisecond (StepSpec.cpu_limit_ms).
+    double derived_ms = calibration.simulate_cpu_seconds * 1000.0 * kLimitFactor + kLimitSlackMs;
+    derived_ms = std::ceil(derived_ms / 100.0) * 100.0;
     l.simulate_timeout_ms = static_cast<uint32_t>(
-        std::clamp(derived_ms, 5000.0, static_cast<double>(base.simulate_timeout_ms)));
+        std::clamp(derived_ms, kLimitFloorMs,
+                   std::max(kLimitFloorMs, static_cast<double>(base.simulate_timeout_ms))));
   }
   // Where the reference itself runs into the testbench's TIMEOUT, a wrong design stops at its
   // first mismatch too: pass/fail is the same, and the benchmark's letter of the full run is

@@ -17,7 +17,7 @@ Calibration CalibrateProblem(SandboxWorker& worker, SimulatorKind simulator,
                              DesignRun* run_out = nullptr);
 
 // Limits for grading samples of a calibrated problem: the simulation limit is derived from the
-// reference's own run time (20x plus 2 s, at least 5 s, at most the base limit) unless the user
+// reference's own CPU time (20x plus 0.5 s, at least 1 s, at most the base limit) unless the user
 // fixed it. A correct design is never that much slower than the reference on these testbenches,
 // while an infinite loop no longer costs the benchmark's full 30 s. A problem whose reference
 // runs into the testbench's TIMEOUT is never stopped at its first mismatch.

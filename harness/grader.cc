@@ -130,7 +130,8 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
       v->detail = std::string(what) + " exceeded the output limit";
       return true;
     case StepResult::SIGNALED:
-      if (step.signal() == SIGXCPU) {
+      // SIGPROF: the step's CPU-time limit (StepSpec.cpu_limit_ms); SIGXCPU: its backstop.
+      if (step.signal() == SIGPROF || step.signal() == SIGXCPU) {
         v->category = category::kTimeout;
         v->detail = std::string(what) + " exceeded its CPU-time limit" + Times(step);
       } else if (step.signal() == SIGXFSZ) {

@@ -31,11 +31,11 @@ JobFiles JobFileNames(const std::string& nonce) {
 }
 
 uint32_t SimulateCpuSeconds(const SimulatorLimits& limits) {
-  return std::max<uint32_t>(1, (limits.simulate_timeout_ms + 999) / 1000);
+  return std::max<uint32_t>(1, (limits.simulate_timeout_ms + 999) / 1000) + 1;
 }
 
 uint32_t SimulateWallMs(const SimulatorLimits& limits) {
-  return SimulateCpuSeconds(limits) * 2000 + 20000;
+  return std::max<uint32_t>(limits.simulate_timeout_ms, 1000) * 2 + 20000;
 }
 
 sandbox::StepSpec StepUnderLimits(const SimulatorLimits& l, bool compile) {
@@ -45,6 +45,7 @@ sandbox::StepSpec StepUnderLimits(const SimulatorLimits& l, bool compile) {
     s.set_cpu_seconds(l.compile_timeout_ms / 1000 + 2);
   } else {
     s.set_timeout_ms(SimulateWallMs(l));
+    s.set_cpu_limit_ms(std::max<uint32_t>(l.simulate_timeout_ms, 1));
     s.set_cpu_seconds(SimulateCpuSeconds(l));
   }
   s.set_max_output_bytes(l.max_output_bytes);

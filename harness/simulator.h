@@ -36,8 +36,9 @@ struct SimulatorLimits {
 
 SimulatorLimits DefaultLimits(SimulatorKind kind);
 
-// The simulation's CPU-time limit in whole seconds (RLIMIT_CPU's unit), and its wall-clock
-// backstop: twice that plus 20 s.
+// The simulation's CPU-time limit, simulate_timeout_ms to the millisecond (an interval timer,
+// StepSpec.cpu_limit_ms); RLIMIT_CPU's backstop in whole seconds a second above it; and the
+// wall-clock backstop: twice the limit plus 20 s.
 uint32_t SimulateCpuSeconds(const SimulatorLimits& limits);
 uint32_t SimulateWallMs(const SimulatorLimits& limits);
 

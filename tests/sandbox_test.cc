@@ -111,6 +111,35 @@ TEST_F(SandboxTest, HostFactsAreHidden) {
   EXPECT_NE(r.output().find("cgroup-paths=[0]"), std::string::npos) << r.output();  // all "/"
 }
 
+// The CPU-time limit is kept to the millisecond (StepSpec.cpu_limit_ms, an interval timer): a
+// spinning step ends by SIGPROF after about its 300 ms of CPU, however long it waited for a CPU;
+// a step that waits without computing is not limited by it; one that ignores SIGPROF still
+// ends at RLIMIT_CPU's whole-second backstop.
+TEST_F(SandboxTest, CpuTimeLimitHoldsToTheMillisecond) {
+  auto limited = [&](const std::string& script) {
+    JobRequest job;
+    auto* step = job.add_steps();
+    for (const char* a : {"sh", "-c"}) step->add_argv(a);
+    step->add_argv(script);
+    step->set_timeout_ms(20000);
+    step->set_cpu_limit_ms(300);
+    step->set_cpu_seconds(1);
+    return RunJob(job);
+  };
+  auto spin = limited("while :; do :; done");
+  EXPECT_EQ(spin.outcome(), StepResult::SIGNALED);
+  EXPECT_EQ(spin.signal(), SIGPROF);
+  EXPECT_GE(spin.cpu_ms(), 280u);
+  EXPECT_LT(spin.cpu_ms(), 700u);
+  auto idle = limited("sleep 1; echo done");
+  EXPECT_EQ(idle.outcome(), StepResult::EXITED);
+  EXPECT_NE(idle.output().find("done"), std::string::npos) << idle.output();
+  auto ignoring = limited("trap '' PROF; while :; do :; done");
+  EXPECT_EQ(ignoring.outcome(), StepResult::SIGNALED);
+  EXPECT_TRUE(ignoring.signal() == SIGXCPU || ignoring.signal() == SIGKILL) << ignoring.signal();
+  EXPECT_LT(ignoring.cpu_ms(), 2500u);
+}
+
 // System V shared memory outlived a job and filled the worker's memory cgroup for the samples
 // after it. Creating it is refused; whatever a job still leaves is removed and counted.
 TEST_F(SandboxTest, NoIpcObjectOutlivesAJob) {

@@ -77,8 +77,10 @@ std::vector<const Problem*> Calibrations::Calibrate(const Toolchain& tools, size
   for (const Problem* p : problems) {
     v1::ProblemCalibration& record = records_[p->name];
     if (record.reference_verdict().empty()) record.set_reference_verdict(".");
-    record.set_simulate_limit_s(
-        SimulateCpuSeconds(LimitsForProblem(sim.base, calibration_[p->name], fixed_timeout_ms_)));
+    const uint32_t limit_ms =
+        LimitsForProblem(sim.base, calibration_[p->name], fixed_timeout_ms_).simulate_timeout_ms;
+    record.set_simulate_limit_ms(limit_ms);
+    record.set_simulate_limit_s((limit_ms + 999) / 1000);
     record.set_simulator(std::string(SimulatorName(sim.kind)));
     record.set_category(std::string(ProblemCategory(*p)));
     if (index > 0) graded_with_[p->name] = index;

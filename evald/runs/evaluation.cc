@@ -83,6 +83,7 @@ StatusOr<v1::DatasetCheckReport> CheckDataset(const Dataset& dataset, const Eval
   for (const Problem* p : problems) {
     v1::ProblemCalibration c = (*session)->calibration_records().at(p->name);
     c.clear_simulate_limit_s();
+    c.clear_simulate_limit_ms();
     if (!c.gradable()) {
       out.set_ungradable(out.ungradable() + 1);
     } else {

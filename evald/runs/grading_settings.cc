@@ -59,7 +59,8 @@ std::vector<GradingFlag> BuildFlags() {
                  return Status::Ok();
                }});
   f.push_back({"--sim-timeout",
-               "fixed simulation CPU-time limit in seconds (default: 20x the reference's + 2 s)",
+               "fixed simulation CPU-time limit in seconds (default: 20x the reference's + "
+               "0.5 s, at least 1 s)",
                false, [](const std::string& v, S* s) {
                  auto n = Number("--sim-timeout", v, 1, kMaxSimulateTimeoutMs / 1000);
                  if (!n.ok()) return n.status();

@@ -26,6 +26,7 @@ v1::SampleResult VerdictToProto(const Verdict& v) {
   r.set_detail(v.detail);
   r.set_compile_seconds(v.compile_seconds);
   r.set_simulate_seconds(v.simulate_seconds);
+  r.set_simulate_cpu_seconds(v.simulate_cpu_seconds);
   r.set_log_tail(Tail(v.log));
   r.set_strict_passed(v.passed);
   if (v.cross_checked) SetCrossCheckFields(v, &r);
@@ -137,6 +138,7 @@ Verdict VerdictFromProto(const v1::SampleResult& r) {
   v.detail = r.detail();
   v.compile_seconds = r.compile_seconds();
   v.simulate_seconds = r.simulate_seconds();
+  v.simulate_cpu_seconds = r.simulate_cpu_seconds();
   v.log = r.log_tail();
   return v;
 }

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +79,21 @@ Prepared Prepare(const StepSpec& spec, const StepContext& ctx) {
   return p;
 }
 
+// SIGPROF once the process has used `ms` of CPU time. An interval timer survives exec (a POSIX
+// timer would not); the signal is unblocked and its default action (termination) restored, so
+// that nothing inherited from this process keeps it from ending the step.
+void StartCpuTimer(uint32_t ms) {
+  ::signal(SIGPROF, SIG_DFL);
+  sigset_t prof;
+  sigemptyset(&prof);
+  sigaddset(&prof, SIGPROF);
+  if (::sigprocmask(SIG_UNBLOCK, &prof, nullptr) != 0) ChildFail("sigprocmask");
+  itimerval timer{};
+  timer.it_value.tv_sec = ms / 1000;
+  timer.it_value.tv_usec = static_cast<suseconds_t>(ms % 1000) * 1000;
+  if (::setitimer(ITIMER_PROF, &timer, nullptr) != 0) ChildFail("setitimer");
+}
+
 // The step's own mount namespace without /proc: its command line and memory cannot be read back
 // as files. Detaching takes /proc's masks (proc/cmdline ...) with it.
 void HideProc() {
@@ -114,6 +130,7 @@ void HideProc() {
     if (::setresuid(ctx.uid, ctx.uid, ctx.uid) != 0) ChildFail("setresuid");
   }
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ChildFail("no_new_privs");
+  if (spec.cpu_limit_ms()) StartCpuTimer(spec.cpu_limit_ms());
   if (ctx.seccomp && InstallSeccompFilter() != 0) ChildFail("seccomp");
   // Last, right before exec: building the filter allocates, and a sanitizer-built init already
   // holds more address space than any limit we set.
