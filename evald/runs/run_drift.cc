@@ -26,15 +26,25 @@ Status NormalizeDriftSpec(const v1::Checkpoint& checkpoint, const v1::Checkpoint
 
 namespace {
 
-StatusOr<std::string> ModelFile(const Store& store, const std::string& checkpoint_id,
-                                const OperatorPolicy& policy) {
-  v1::Checkpoint ck;
-  Status st = store.Get(Family::kCheckpoints, checkpoint_id, &ck);
+// A gguf checkpoint of the store and its file, checked against the policy again now.
+struct GgufFile {
+  v1::Checkpoint checkpoint;
+  std::string path;
+};
+
+StatusOr<GgufFile> ModelFile(const Store& store, const std::string& checkpoint_id,
+                             const OperatorPolicy& policy) {
+  GgufFile out;
+  Status st = store.Get(Family::kCheckpoints, checkpoint_id, &out.checkpoint);
   if (!st.ok())
     return st.code() == Status::Code::kNotFound ? Status::NotFound("no checkpoint " + checkpoint_id)
                                                 : st;
-  if (ck.format() != "gguf") return Status::InvalidArgument(checkpoint_id + " is not gguf");
-  return CheckCheckpointFile(ck.location(), CheckpointFile::kModel, policy);
+  if (out.checkpoint.format() != "gguf")
+    return Status::InvalidArgument(checkpoint_id + " is not gguf");
+  auto path = CheckCheckpointFile(out.checkpoint.location(), CheckpointFile::kModel, policy);
+  if (!path.ok()) return path.status();
+  out.path = std::move(*path);
+  return out;
 }
 
 // Each problem's first generated sample: what the model was given and what it wrote.
@@ -90,23 +100,22 @@ StatusOr<v1::DriftReport> MeasureRunDrift(const Store& store, const v1::Run& run
                                           const Dataset& dataset, const OperatorPolicy& policy,
                                           const CancelToken* cancel) {
   const v1::DriftSpec& spec = run.spec().drift();
-  v1::Checkpoint ck;
-  EVALD_RETURN_IF_ERROR(store.Get(Family::kCheckpoints, run.spec().checkpoint_id(), &ck));
   auto base = ModelFile(store, spec.base_checkpoint_id(), policy);
   if (!base.ok()) return base.status().Annotate("drift base");
-  auto file = ModelFile(store, ck.id(), policy);
+  auto file = ModelFile(store, run.spec().checkpoint_id(), policy);
   if (!file.ok()) return file.status();
-  auto drift = DriftMeasurement::Open(*base, {ck.api() == "chat", ck.chat_format(), cancel});
+  const v1::Checkpoint& ck = file->checkpoint;
+  auto drift = DriftMeasurement::Open(base->path, {ck.api() == "chat", ck.chat_format(), cancel});
   if (!drift.ok()) return drift.status();
   EVALD_RETURN_IF_ERROR(AddRunTexts(store, run, dataset, **drift));
   v1::DriftReport report;
-  report.set_base(*base);
+  report.set_base(base->path);
   report.set_dataset(run.spec().dataset());
   report.set_task(run.spec().task());
   report.set_completions(spec.completions() == "references" ? "references"
                                                             : "samples of run " + run.id());
   for (const auto& skipped : (*drift)->skipped()) report.add_skipped(skipped);
-  auto variant = (*drift)->Measure(*file);
+  auto variant = (*drift)->Measure(file->path);
   if (!variant.ok()) return variant.status();
   *report.add_variants() = std::move(*variant);
   return report;
