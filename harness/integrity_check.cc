@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/py_text.h"
+#include "harness/dropped_bytes.h"
 #include "harness/procedural_regions.h"
 #include "harness/system_names.h"
 #include "harness/verilog_lexer.h"
@@ -165,6 +166,48 @@ IntegrityFinding CheckWrittenDirectives(const std::vector<VerilogToken>& tokens)
   return {};
 }
 
+// The design must read the same to Verilator, which drops some bytes before it reads
+// (dropped_bytes.h), as to Icarus and this check, which keep them: line ends are LF or CR LF
+// (Icarus ends a line at a lone CR, Verilator drops it), and the tokens of the text Verilator
+// writes out must be the text's own tokens, only stray dropped bytes gone (and no new comment).
+// What is code, comment or string, and every name and value, is then the same for every reader.
+// Comments, strings and escaped names may hold such bytes (the bytes of much UTF-8 text).
+IntegrityFinding CheckOneReading(std::string_view design) {
+  bool any = false;
+  for (size_t i = 0; i < design.size(); ++i) {
+    if (design[i] == '\r' && (i + 1 == design.size() || design[i + 1] != '\n')) {
+      const auto line = std::count(design.begin(), design.begin() + i, '\n') + 1;
+      return {true, "line " + std::to_string(line) +
+                        ": a carriage return not followed by a line feed (Icarus ends a line "
+                        "there, Verilator drops it)"};
+    }
+    any = any || VerilatorDropsInCode(design[i]);
+  }
+  if (!any) return {};
+  const std::string as_verilator_reads = AsVerilatorReads(design);
+  // Comments are blanked in what Verilator writes out; one that shows up there is a new one.
+  const auto theirs = TokenizeVerilog(as_verilator_reads, /*keep_comments=*/true);
+  size_t j = 0;
+  for (const auto& t : TokenizeVerilog(design)) {
+    if (t.kind == Kind::kPunct && t.text.size() == 1 && VerilatorDropsInCode(t.text[0]))
+      continue;  // a stray byte Verilator drops, joining nothing if what follows matches
+    // CR LF line ends inside a string are LF to Verilator.
+    std::string text(t.text);
+    text.erase(std::remove(text.begin(), text.end(), '\r'), text.end());
+    if (j >= theirs.size() || theirs[j].kind != t.kind || theirs[j].escaped != t.escaped ||
+        theirs[j].text != text)
+      return Violation(t,
+                       "bytes Verilator drops (^Z or a byte of the byte order mark, in code) "
+                       "change how the design reads");
+    ++j;
+  }
+  if (j != theirs.size())
+    return {true,
+            "bytes Verilator drops (^Z or a byte of the byte order mark, in code) change how the "
+            "design reads at its end"};
+  return {};
+}
+
 // `name` alone on its line, with plain arguments: nothing a second preprocessing could expand.
 bool PlainDirectiveLine(std::string_view line, std::string_view name) {
   std::string words;
@@ -257,6 +300,7 @@ bool InertDirective(std::string_view name) {
 IntegrityFinding CheckDesignIntegrity(std::string_view design) {
   if (auto f = SizeFinding(design); f.violation) return f;
   auto tokens = TokenizeVerilog(design);
+  if (auto f = CheckOneReading(design); f.violation) return f;
   if (auto f = CheckWrittenDirectives(tokens); f.violation) return f;
   return TokenChecker(tokens).Run();
 }

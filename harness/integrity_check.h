@@ -5,6 +5,10 @@
 // A violation makes the sample fail with category I, whatever the simulation says; the
 // sandbox still contains what the design would have done.
 //
+// As written, the design must also read the same whether or not the bytes Verilator drops are
+// dropped (dropped_bytes.h): a design may not mean one thing to one simulator and another to the
+// other and to this check.
+//
 // A design is checked twice: as written (CheckDesignIntegrity), and as it is compiled
 // (CheckCompiledDesign): the simulator's own preprocessor output with evald's comment removal
 // applied. The compiled text must not be preprocessed again by anything: after the expansion no

@@ -47,6 +47,33 @@ TEST(Integrity, ReasonNamesTheLine) {
   EXPECT_NE(f.reason.find("line 3"), std::string::npos) << f.reason;
 }
 
+// Verilator drops carriage returns, and ^Z and the byte order mark's bytes in code, before it
+// reads (harness/dropped_bytes.h): where that joins two tokens or opens a comment, or a lone
+// carriage return ends a line for Icarus alone, the two simulators read two programs, and the
+// design is refused; where it changes nothing, it passes.
+TEST(Integrity, BytesOneSimulatorDropsMayNotChangeTheReading) {
+  const std::string head = "module TopModule(input a, output b);\n";
+  // CR LF line ends; UTF-8 (the mark's bytes among them) in comments, strings, escaped names.
+  EXPECT_FALSE(Violates(head + "assign b = a; // x\r\n/* y\r\n */ endmodule\r\n"));
+  EXPECT_FALSE(Violates(head + "// \xef\xbb\xbf\xe7\x8a\xb6\xe6\x80\x81\xef\xbc\x88x\xef\xbc\x89\n"
+                               "/* \xef\xbc\x9a *\xef\xbb\xbf/ */ assign b = a; endmodule"));
+  EXPECT_FALSE(Violates(head + "initial $display(\"\xef\xbc\x88\x1a\"); endmodule"));
+  EXPECT_FALSE(Violates(head + "wire \\w\xef\xbb\xbf ; endmodule"));
+  EXPECT_FALSE(Violates(head + "assign b = a\xef\xbc\x88; endmodule"));  // stray, both refuse it
+  // Two names joined into one, a system name made whole, a comment opened.
+  EXPECT_TRUE(Violates(head + "wire x\x1ay; endmodule"));
+  EXPECT_TRUE(Violates(head + "initial $dis\xefplay(\"x\"); endmodule"));
+  EXPECT_TRUE(Violates(head + "wire x\xbb\xbf"
+                              "1; endmodule"));
+  auto f = CheckDesignIntegrity(head + "/\xef* / initial #1 \\$finish ; // */\nendmodule");
+  ASSERT_TRUE(f.violation);
+  EXPECT_NE(f.reason.find("Verilator drops"), std::string::npos) << f.reason;
+  // A lone carriage return: a line comment ends there for Icarus alone.
+  f = CheckDesignIntegrity(head + "assign b = a; // x\r initial $finish;\nendmodule");
+  ASSERT_TRUE(f.violation);
+  EXPECT_NE(f.reason.find("carriage return"), std::string::npos) << f.reason;
+}
+
 std::string Module(const std::string& body) {
   return "module TopModule(input clk, input a, output reg q, output w);\n" + body + "\nendmodule\n";
 }

@@ -10,6 +10,7 @@
 #include "base/file_io.h"
 #include "base/py_text.h"
 #include "base/subprocess.h"
+#include "harness/dropped_bytes.h"
 #include "harness/grader.h"
 #include "harness/integrity_check.h"
 #include "harness/verilog_lexer.h"
@@ -95,8 +96,11 @@ DifferentialResult CompareWithPreprocessors(std::string_view text) {
     if (!out) continue;
     const std::string compiled = CompiledText(*out);
     if (!has_directives) {
-      // Both preprocessors end a line at a lone carriage return, as the compiled text does.
-      const std::string mine = TokenView(StripComments(py::TranslateNewlines(text)));
+      // What each tool reads: Icarus ends a line at a lone carriage return, as the compiled text
+      // does; Verilator drops carriage returns, and ^Z and byte-order-mark bytes in code, first.
+      const std::string as_read =
+          tool == Tool::kVerilator ? AsVerilatorReads(text) : py::TranslateNewlines(text);
+      const std::string mine = TokenView(StripComments(as_read));
       const std::string theirs = TokenView(compiled);
       if (mine != theirs) {
         r.mismatch = true;
@@ -113,10 +117,13 @@ DifferentialResult CompareWithPreprocessors(std::string_view text) {
       // Refused (an unterminated string, say): the compiler refuses it too, so it cannot pass.
       if (!second) continue;
       const std::string view2 = TokenView(CompiledText(*second));
-      if (view2 != view) {
+      // Verilator reads the accepted text without the bytes it drops in code.
+      const std::string expected =
+          again == Tool::kVerilator ? TokenView(AsVerilatorReads(compiled)) : view;
+      if (view2 != expected) {
         r.mismatch = true;
         r.what = std::string("the text accepted after ") + Name(tool) + " changes under " +
-                 Name(again) + ": " + FirstDifference(view, view2);
+                 Name(again) + ": " + FirstDifference(expected, view2);
         return r;
       }
     }
@@ -199,6 +206,11 @@ std::string RandomPreprocessorText(std::mt19937& rng) {
                                            " ",
                                            "\t",
                                            "\r\n",
+                                           "\r",
+                                           "\x1a",
+                                           "\xef\xbb\xbf",
+                                           "\xbb",
+                                           "\xe2\x86\x92",
                                            "\f",
                                            "\"",
                                            "/",
