@@ -14,7 +14,8 @@ namespace evald {
 
 struct ExtractedCode {
   std::string code;
-  // "markers", "markers_unterminated", "fence", "endmodule", "whole" (see eval.proto Extraction)
+  // "markers", "markers_unterminated", "fence", "endmodule", "whole", "appended" (VerilogEval
+  // v1: the interface, a line break, the completion; see eval.proto Extraction)
   std::string method;
   bool interface_prepended = false;
   std::vector<std::string> notes;

@@ -8,6 +8,7 @@
 #include "base/text_escape.h"
 #include "datasets/benchmark_strings.h"
 #include "datasets/input_assumptions.h"
+#include "datasets/verilog_eval_v1.h"
 
 namespace evald {
 
@@ -97,7 +98,56 @@ StatusOr<Problem> LoadProblem(const std::string& folder, const std::string& name
 
 }  // namespace
 
+namespace {
+
+// verilog-eval v2's reviewed assumptions, for the same problem under its v1 name (v2's
+// ProbNNN_name is v1's name); each still holds only where the v1 text quotes its sentence.
+datasets::InputAssumptions UnderVerilogEvalV1Names(const datasets::InputAssumptions& v2) {
+  datasets::InputAssumptions v1 = v2;
+  for (auto& entry : *v1.mutable_entries()) {
+    const std::string& name = entry.problem();
+    const size_t underscore = name.find('_');
+    if (py::StartsWith(name, "Prob") && underscore != std::string::npos)
+      entry.set_problem(name.substr(underscore + 1));
+  }
+  return v1;
+}
+
+}  // namespace
+
+StatusOr<Dataset> Dataset::LoadVerilogEvalV1(const std::string& path, Task task) {
+  Dataset ds;
+  ds.task_ = task;
+  if (!IsVerilogEvalV1Checkout(path))
+    return Status::NotFound(path +
+                            " is not a VerilogEval v1 checkout (no data/VerilogEval_Human.jsonl)");
+  std::error_code ec;
+  ds.folder_ = fs::canonical(path, ec).string();
+  if (ec) return Status::IoError("cannot resolve " + path + ": " + ec.message());
+  auto problems = evald::LoadVerilogEvalV1(ds.folder_, task);
+  if (!problems.ok()) return problems.status();
+  for (auto& p : *problems) {
+    if (ds.index_.count(p.name))
+      return Status::Corruption("problem " + p.name + " is listed twice");
+    ds.index_[p.name] = ds.problems_.size();
+    ds.problems_.push_back(std::move(p));
+  }
+  ApplyInputAssumptions(UnderVerilogEvalV1Names(VerilogEvalAssumptions()), &ds.problems_);
+  ds.prompts_ = BuiltinBenchmarkPrompts();
+  return ds;
+}
+
+StatusOr<Task> TaskForDataset(const std::string& path, std::string_view name) {
+  if (!name.empty()) return ParseTask(name);
+  return IsVerilogEvalV1Checkout(path) ? Task::kVerilogEvalV1Human : Task::kSpecToRtl;
+}
+
 StatusOr<Dataset> Dataset::Load(const std::string& path, Task task) {
+  if (IsVerilogEvalV1(task)) return LoadVerilogEvalV1(path, task);
+  if (IsVerilogEvalV1Checkout(path))
+    return Status::InvalidArgument(path +
+                                   " is a VerilogEval v1 checkout: its tasks are "
+                                   "verilog-eval-v1-human and verilog-eval-v1-machine");
   Dataset ds;
   ds.task_ = task;
   std::string sub = (fs::path(path) / ("dataset_" + std::string(TaskName(task)))).string();
@@ -145,6 +195,8 @@ const Problem* Dataset::Find(std::string_view name) const {
 
 StatusOr<std::string> Dataset::IclPrefix(int shots) const {
   if (shots < 1 || shots > 4) return Status::InvalidArgument("shots must be between 0 and 4");
+  if (IsVerilogEvalV1(task_))
+    return Status::InvalidArgument("VerilogEval v1 has no in-context examples (shots must be 0)");
   std::string file = "verilog-example-prefix_" + std::string(TaskName(task_)) + "_" +
                      std::to_string(shots) + "-shot.txt";
   for (const auto& dir : icl_dirs_) {

@@ -1,7 +1,9 @@
 // A verilog-eval style problem set: a `dataset_<task>` folder with, per problem,
 // NAME_prompt.txt, NAME_ref.sv (module RefModule), NAME_test.sv (module tb) and, for
 // code completion, NAME_ifc.txt. The in-context examples (icl/ or scripts/) and prompts.json
-// are looked up beside the folder, as they sit in a benchmark checkout.
+// are looked up beside the folder, as they sit in a benchmark checkout. The VerilogEval v1
+// tasks read a v1 checkout instead (data/ and descriptions/), each problem given the same shape
+// (verilog_eval_v1.h).
 #pragma once
 
 #include <map>
@@ -18,7 +20,7 @@ namespace evald {
 
 struct Problem {
   std::string name;
-  std::string prompt;     // NAME_prompt.txt
+  std::string prompt;     // NAME_prompt.txt (v1: the description, then the header to complete)
   std::string reference;  // NAME_ref.sv
   std::string testbench;  // NAME_test.sv
   std::string interface;  // NAME_ifc.txt (code completion; empty for spec-to-rtl if absent)
@@ -29,7 +31,8 @@ struct Problem {
 
 class Dataset {
  public:
-  // `path` is a benchmark checkout (holding dataset_<task>/) or a dataset_* folder itself.
+  // `path` is a benchmark checkout (holding dataset_<task>/) or a dataset_* folder itself; for
+  // the VerilogEval v1 tasks, a v1 checkout.
   static StatusOr<Dataset> Load(const std::string& path, Task task);
 
   Task task() const { return task_; }
@@ -52,7 +55,13 @@ class Dataset {
   std::map<std::string, size_t, std::less<>> index_;
   datasets::BenchmarkPrompts prompts_;
   bool prompts_from_file_ = false;
+
+  static StatusOr<Dataset> LoadVerilogEvalV1(const std::string& path, Task task);
 };
+
+// The task `name` says, or, when it is empty, the one the layout at `path` says: a VerilogEval v1
+// checkout is verilog-eval-v1-human, anything else spec-to-rtl.
+StatusOr<Task> TaskForDataset(const std::string& path, std::string_view name);
 
 // Problem names become file names in the sandbox and keys in reports: keep them plain.
 bool IsValidProblemName(std::string_view name);

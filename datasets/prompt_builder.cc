@@ -17,8 +17,8 @@ StatusOr<Prompt> BuildPrompt(const Dataset& dataset, const Problem& problem,
   Prompt out;
   std::string full;
   if (options.system_in_prompt) {
-    full = (dataset.task() == Task::kCodeComplete ? strings.code_complete().system_msg()
-                                                  : strings.spec_to_rtl().system_msg()) +
+    full = (dataset.task() == Task::kSpecToRtl ? strings.spec_to_rtl().system_msg()
+                                               : strings.code_complete().system_msg()) +
            "\n";
     out.system_in_user = true;
   }
@@ -27,7 +27,11 @@ StatusOr<Prompt> BuildPrompt(const Dataset& dataset, const Problem& problem,
     if (!prefix.ok()) return prefix.status();
     full += *prefix;
   }
-  if (dataset.task() == Task::kCodeComplete) {
+  if (IsVerilogEvalV1(dataset.task())) {
+    // Upstream's prompt: the description, then the header the completion continues.
+    out.system = strings.code_complete().system_msg();
+    full += problem.prompt;
+  } else if (dataset.task() == Task::kCodeComplete) {
     out.system = strings.code_complete().system_msg();
     // Every line before the `module TopModule` header becomes a comment, and an empty line
     // goes in front of the header (sv-generate's prefixed_prompt).

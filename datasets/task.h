@@ -1,4 +1,6 @@
-// The two verilog-eval v2 tasks.
+// What is graded and how a sample is made: the two verilog-eval v2 tasks, and the two problem
+// sets of VerilogEval v1 (code completion whose sample is the prompt's header followed by the
+// completion, as its harness assembles it).
 #pragma once
 
 #include <string>
@@ -8,9 +10,16 @@
 
 namespace evald {
 
-enum class Task { kSpecToRtl, kCodeComplete };
+enum class Task { kSpecToRtl, kCodeComplete, kVerilogEvalV1Human, kVerilogEvalV1Machine };
 
-std::string_view TaskName(Task task);  // "spec-to-rtl" / "code-complete-iccad2023"
+// "spec-to-rtl" / "code-complete-iccad2023" / "verilog-eval-v1-human" / "verilog-eval-v1-machine"
+std::string_view TaskName(Task task);
 StatusOr<Task> ParseTask(std::string_view name);
+
+// The benchmark a task belongs to: "verilog-eval-v2" or "verilog-eval-v1".
+std::string_view BenchmarkName(Task task);
+
+// VerilogEval v1: the design is the interface, a line break and the completion, verbatim.
+bool IsVerilogEvalV1(Task task);
 
 }  // namespace evald

@@ -30,24 +30,28 @@ namespace evald {
 
 namespace {
 
+constexpr const char* kTaskHelp =
+    "spec-to-rtl | code-complete-iccad2023 | verilog-eval-v1-human | verilog-eval-v1-machine "
+    "(default: a VerilogEval v1 checkout is v1-human, else spec-to-rtl)";
+
 // What every grading command takes: the dataset, the grading settings and the sandboxes.
 struct CommonFlags {
   std::string dataset;
-  std::string task = "spec-to-rtl";
+  std::string task;
   GradingFlagValues grading;
   int jobs = 2;
 };
 
 void AddCommon(CLI::App* cmd, CommonFlags* f) {
   cmd->add_option("--dataset", f->dataset, "verilog-eval checkout or dataset_* folder")->required();
-  cmd->add_option("--task", f->task, "spec-to-rtl | code-complete-iccad2023");
+  cmd->add_option("--task", f->task, kTaskHelp);
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
   AddGradingFlags(cmd, &f->grading);
 }
 
 // The dataset, with the settings and resources the flags state.
 StatusOr<Dataset> LoadFor(const CommonFlags& f, EvalOptions* opts) {
-  auto task = ParseTask(f.task);
+  auto task = TaskForDataset(f.dataset, f.task);
   if (!task.ok()) return task.status();
   auto grading = GradingSettingsOf(f.grading);
   if (!grading.ok()) return grading.status();
@@ -136,12 +140,12 @@ int RunAudit(const AuditFlags& f) {
 }
 
 struct PromptFlags {
-  std::string dataset, task = "spec-to-rtl", problem;
+  std::string dataset, task, problem;
   PromptOptions options;
 };
 
 int RunPrompts(const PromptFlags& f) {
-  auto task = ParseTask(f.task);
+  auto task = TaskForDataset(f.dataset, f.task);
   if (!task.ok()) return Fail(task.status());
   auto ds = Dataset::Load(f.dataset, *task);
   if (!ds.ok()) return Fail(ds.status());
@@ -166,7 +170,7 @@ int RunPrompts(const PromptFlags& f) {
 
 // TSV: problem, category (datasets/problem_category.h has the rules).
 int RunCategories(const std::string& dataset, const std::string& task_name) {
-  auto task = ParseTask(task_name);
+  auto task = TaskForDataset(dataset, task_name);
   if (!task.ok()) return Fail(task.status());
   auto ds = Dataset::Load(dataset, *task);
   if (!ds.ok()) return Fail(ds.status());
@@ -217,7 +221,7 @@ void RegisterDatasetCommands(CLI::App& app, std::function<int()>* run) {
       "prompts", "print the benchmark's prompts as JSONL (problem, system, prompt)");
   prompts->add_option("--dataset", p->dataset, "verilog-eval checkout or dataset_* folder")
       ->required();
-  prompts->add_option("--task", p->task, "spec-to-rtl | code-complete-iccad2023");
+  prompts->add_option("--task", p->task, kTaskHelp);
   prompts->add_option("--shots", p->options.shots, "in-context examples (0-4)")
       ->check(CLI::Range(0, 4));
   prompts->add_flag("--rules", p->options.rules, "add the benchmark's rules (spec-to-rtl)");
@@ -227,11 +231,11 @@ void RegisterDatasetCommands(CLI::App& app, std::function<int()>* run) {
   prompts->add_option("--problem", p->problem, "only this problem");
   prompts->callback([=] { *run = [=] { return RunPrompts(*p); }; });
 
-  auto c = std::make_shared<std::pair<std::string, std::string>>("", "spec-to-rtl");
+  auto c = std::make_shared<std::pair<std::string, std::string>>("", "");
   auto* cats = dataset->add_subcommand(
       "categories", "each problem's design category (fsm, sequential, arithmetic, combinational)");
   cats->add_option("--dataset", c->first, "verilog-eval checkout or dataset_* folder")->required();
-  cats->add_option("--task", c->second, "spec-to-rtl | code-complete-iccad2023");
+  cats->add_option("--task", c->second, kTaskHelp);
   cats->callback([=] { *run = [=] { return RunCategories(c->first, c->second); }; });
 }
 
