@@ -63,6 +63,25 @@ TEST(CompareReports, PerProblemDeltasFlipsAndSharedSet) {
   EXPECT_NE(c.conclusion().find("no significant difference"), std::string::npos);
 }
 
+// VerilogEval v1's Human and Machine sets name every problem alike, with other prompts; v2's
+// tasks too: reports of two tasks are refused, whatever their names share.
+TEST(CompareReports, ReportsOfTwoProblemSetsAreRefused) {
+  auto human = Report({{"zero", 5, 5}, {"gatesv", 5, 0}});
+  auto machine = Report({{"zero", 5, 0}, {"gatesv", 5, 0}});
+  human.set_task("verilog-eval-v1-human");
+  machine.set_task("verilog-eval-v1-machine");
+  Status refused = SameProblemSet(human, machine);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.ToString().find("verilog-eval-v1-machine"), std::string::npos);
+  EXPECT_TRUE(SameProblemSet(human, human).ok());
+  auto old_report = Report({{"P1", 5, 1}});  // no task recorded: spec-to-rtl
+  auto spec = Report({{"P1", 5, 2}});
+  spec.set_task("spec-to-rtl");
+  EXPECT_TRUE(SameProblemSet(old_report, spec).ok());
+  spec.set_task("code-complete-iccad2023");
+  EXPECT_FALSE(SameProblemSet(old_report, spec).ok());
+}
+
 TEST(CompareReports, DetectsAClearImprovement) {
   std::vector<std::tuple<std::string, int, int>> pa, pb;
   for (int i = 0; i < 30; ++i) {

@@ -165,6 +165,38 @@ TEST_F(DaemonTest, CheckpointsRunsSamplesCompareLeaderboardAndMetrics) {
   EXPECT_NE(exp_out.find("gemma-31b-lora"), std::string::npos) << exp_out;
 }
 
+// A VerilogEval v1 problem file the operator serves: a run graded as upstream assembles its
+// samples, its report naming the task; never compared with a run of another benchmark.
+TEST_F(DaemonTest, AVerilogEvalV1RunIsGradedAndKeptApart) {
+  const std::string example = std::string(EVALD_SHARED_DIR) + "/verilog-eval-v1/data/example";
+  if (!IsRegularFile(example + "/ExampleEval.jsonl"))
+    GTEST_SKIP() << "no ../shared/verilog-eval-v1";
+  StartDaemon("--dataset v1example=" + example + "/ExampleEval.jsonl");
+  v1::CreateRunRequest req;
+  req.mutable_spec()->set_dataset("v1example");
+  req.mutable_spec()->set_task("verilog-eval-v1-human");
+  req.set_samples_jsonl(*ReadFileBounded(example + "/ExampleSolution.jsonl"));
+  auto created = Post("/v1/runs", Json(req));
+  ASSERT_EQ(created.status, 201) << created.body;
+  v1::Run run = WaitForRun(Parse<v1::Run>(created.body).id());
+  ASSERT_EQ(run.state(), v1::SUCCEEDED) << run.state_reason();
+  EXPECT_EQ(run.samples_done(), 6);
+  EXPECT_NEAR(run.summary().pass_at().at("1"), 0.5, 1e-9);  // upstream's own figure
+  auto report = Parse<v1::EvalReport>(Get("/v1/runs/" + run.id() + "/report").body);
+  EXPECT_EQ(report.task(), "verilog-eval-v1-human");
+  // A v2 task on the v1 file is refused when the run is created.
+  req.mutable_spec()->set_task("spec-to-rtl");
+  auto wrong = Post("/v1/runs", Json(req));
+  EXPECT_EQ(wrong.status, 400) << wrong.body;
+  EXPECT_NE(wrong.body.find("verilog-eval-v1-human"), std::string::npos) << wrong.body;
+  // Its problems share no name with the built-in set's, but even so: no comparison.
+  const std::string builtin = CreateRun(BuiltinSamples());
+  ASSERT_EQ(WaitForRun(builtin).state(), v1::SUCCEEDED);
+  auto cmp = Get("/v1/compare?a=" + run.id() + "&b=" + builtin);
+  EXPECT_EQ(cmp.status, 400) << cmp.body;
+  EXPECT_NE(cmp.body.find("different problem sets"), std::string::npos) << cmp.body;
+}
+
 // Planning, tiers and the train-vs-serve report through the API.
 TEST_F(DaemonTest, PlanTiersAndTrainServeReport) {
   StartDaemon();

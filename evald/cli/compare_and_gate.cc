@@ -119,6 +119,7 @@ void RegisterCompareCommand(CLI::App& app, std::function<int()>* run) {
       for (const Status& st : {ks.status(), a.status(), b.status()}) {
         if (!st.ok()) return Fail(st);
       }
+      if (Status same = SameProblemSet(*a, *b); !same.ok()) return Fail(same);
       CompareOptions opts;
       opts.ks = *ks;
       opts.alpha = f->alpha;
@@ -189,6 +190,7 @@ void RegisterGateCommand(CLI::App& app, std::function<int()>* run) {
       if (!f->baseline.empty()) {
         auto b = LoadReportFor(f->baseline, f->source, f->metric);
         if (!b.ok()) return fail(b.status());
+        if (Status same = SameProblemSet(*b, *report); !same.ok()) return fail(same);
         baseline = std::move(*b);
         opts.baseline = &*baseline;
         opts.baseline_name = f->baseline;

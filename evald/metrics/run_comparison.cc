@@ -181,6 +181,16 @@ std::string FormatMde(double mde) {
   return mde < 0 ? std::string("n/a") : fmt::format("{:.4f}", mde);
 }
 
+Status SameProblemSet(const v1::EvalReport& a, const v1::EvalReport& b) {
+  // Reports from before the task was recorded say nothing: spec-to-rtl was the only task then.
+  auto task = [](const v1::EvalReport& r) { return r.task().empty() ? "spec-to-rtl" : r.task(); };
+  if (task(a) == task(b)) return Status::Ok();
+  return Status::InvalidArgument("the two reports grade different problem sets (" + task(a) +
+                                 " and " + task(b) +
+                                 "): problems of one name in two benchmarks or tasks are not the "
+                                 "same problem, so they are not compared");
+}
+
 v1::Comparison CompareReports(const v1::EvalReport& a, const v1::EvalReport& b,
                               const CompareOptions& options) {
   v1::Comparison out;

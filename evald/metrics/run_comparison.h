@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "evald/proto/compare.pb.h"
 #include "evald/proto/eval.pb.h"
 
@@ -18,6 +19,11 @@ struct CompareOptions {
   std::string label_b = "B";
   int bootstrap_resamples = 10000;  // for the paired intervals
 };
+
+// Ok when the two reports grade the same task of the same benchmark. Problems of one name in two
+// benchmarks (VerilogEval v1's Human and Machine sets share every name, with other prompts) are
+// not the same problem: every comparison refuses such a pair rather than match them by name.
+Status SameProblemSet(const v1::EvalReport& a, const v1::EvalReport& b);
 
 v1::Comparison CompareReports(const v1::EvalReport& a, const v1::EvalReport& b,
                               const CompareOptions& options);

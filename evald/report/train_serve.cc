@@ -63,6 +63,10 @@ StatusOr<v1::TrainServeReport> BuildTrainServeReport(
   if (runs.empty()) return Status::InvalidArgument("no run to report on");
   if (baseline >= runs.size())
     return Status::InvalidArgument("the baseline is not one of the runs");
+  for (const auto& r : runs) {
+    Status same = SameProblemSet(runs[baseline].report, r.report);
+    if (!same.ok()) return same.Annotate("run " + r.run + " against the baseline");
+  }
   v1::TrainServeReport out;
   out.set_title(title);
   out.set_baseline(runs[baseline].run);

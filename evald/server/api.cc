@@ -456,6 +456,7 @@ HttpResponse Api::Compare(Call& c) {
   if (!a.ok()) return Fail(c.req, a.status());
   b = ReportForMetric(std::move(*b), metric);
   if (!b.ok()) return Fail(c.req, b.status());
+  if (Status same = SameProblemSet(*a, *b); !same.ok()) return Fail(c.req, same);
   CompareOptions opts;
   opts.label_a = c.query["a"];
   opts.label_b = c.query["b"];
