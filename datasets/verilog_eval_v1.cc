@@ -43,16 +43,29 @@ std::string ReplaceIdentifier(const std::string& text, const std::string& from,
   return out;
 }
 
+constexpr std::string_view kReferenceHeader = "module reference_module";
+
 // The one `module reference_module ... endmodule` of the test: [begin, end) in the text.
 StatusOr<std::pair<size_t, size_t>> ReferenceModuleSpan(const std::string& test) {
-  const std::string header = "module reference_module";
-  const size_t begin = test.find(header);
+  const size_t begin = test.find(kReferenceHeader);
   if (begin == std::string::npos) return Status::Corruption("its test holds no reference_module");
-  if (test.find(header, begin + 1) != std::string::npos)
+  if (test.find(kReferenceHeader, begin + 1) != std::string::npos)
     return Status::Corruption("its test holds reference_module twice");
-  const size_t end = test.find("endmodule", begin);
+  const std::string_view kEnd = "endmodule";
+  const size_t end = test.find(kEnd, begin);
   if (end == std::string::npos) return Status::Corruption("its reference_module has no endmodule");
-  return std::make_pair(begin, end + std::string("endmodule").size());
+  return std::make_pair(begin, end + kEnd.size());
+}
+
+// `text` with the identifier `from` renamed `to`, which must occur exactly once.
+StatusOr<std::string> RenameTheOne(const std::string& text, const std::string& from,
+                                   const std::string& to, const std::string& where) {
+  int n = 0;
+  std::string renamed = ReplaceIdentifier(text, from, to, &n);
+  if (n != 1)
+    return Status::Corruption(where + " names " + from + " " + std::to_string(n) +
+                              " times (expected once)");
+  return renamed;
 }
 
 template <typename Message>
@@ -95,27 +108,20 @@ StatusOr<Problem> ConvertVerilogEvalV1Problem(const std::string& task_id, const 
     return Status::Corruption("invalid task_id '" + EscapeControl(task_id) + "'");
   auto span = ReferenceModuleSpan(test);
   if (!span.ok()) return span.status().Annotate("problem " + task_id);
+  const auto [begin, end] = *span;
+  const size_t body = begin + kReferenceHeader.size();
+  auto bench = RenameTheOne(test.substr(0, begin) + test.substr(end), "reference_module",
+                            "RefModule", "its testbench");
+  if (bench.ok()) bench = RenameTheOne(*bench, "top_module", "TopModule", "its testbench");
+  auto interface =
+      RenameTheOne(py::TranslateNewlines(prompt), "top_module", "TopModule", "its prompt");
+  for (const Status& st : {bench.status(), interface.status()})
+    if (!st.ok()) return st.Annotate("problem " + task_id);
   Problem p;
   p.name = task_id;
-  int n = 0;
-  p.reference =
-      "module RefModule" +
-      test.substr(span->first + std::string("module reference_module").size(),
-                  span->second - span->first - std::string("module reference_module").size()) +
-      "\n";
-  std::string bench = test.substr(0, span->first) + test.substr(span->second);
-  bench = ReplaceIdentifier(bench, "reference_module", "RefModule", &n);
-  if (n != 1)
-    return Status::Corruption("problem " + task_id + ": its tb instantiates reference_module " +
-                              std::to_string(n) + " times");
-  bench = ReplaceIdentifier(bench, "top_module", "TopModule", &n);
-  if (n != 1)
-    return Status::Corruption("problem " + task_id + ": its tb instantiates top_module " +
-                              std::to_string(n) + " times");
-  p.testbench = std::move(bench);
-  p.interface = ReplaceIdentifier(py::TranslateNewlines(prompt), "top_module", "TopModule", &n);
-  if (n != 1)
-    return Status::Corruption("problem " + task_id + ": its prompt declares no module top_module");
+  p.reference = "module RefModule" + test.substr(body, end - body) + "\n";
+  p.testbench = std::move(*bench);
+  p.interface = std::move(*interface);
   // What a model is shown: the description, then the header to complete (upstream's prompt).
   p.prompt = std::string(py::Strip(py::TranslateNewlines(description))) + "\n\n" +
              py::TranslateNewlines(prompt);
