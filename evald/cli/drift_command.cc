@@ -94,7 +94,9 @@ void RegisterDriftCommand(CLI::App& app, std::function<int()>* run) {
       ->required();
   cmd->add_option("--dataset", f->dataset,
                   "builtin, or a verilog-eval checkout / dataset_* folder");
-  cmd->add_option("--task", f->task, "spec-to-rtl | code-complete-iccad2023");
+  cmd->add_option(
+      "--task", f->task,
+      "spec-to-rtl | code-complete-iccad2023 | verilog-eval-v1-human | verilog-eval-v1-machine");
   cmd->add_option("--samples", f->samples,
                   "completions (samples JSONL; the first of each problem); default: the "
                   "references");

@@ -117,7 +117,9 @@ void RegisterReportCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--baseline", f->baseline, "the baseline: an input, its index, or a run id");
   cmd->add_option("--dataset", f->dataset,
                   "dataset folder for problem categories (with --label: NAME=PATH)");
-  cmd->add_option("--task", f->task, "spec-to-rtl | code-complete-iccad2023 (for categories)");
+  cmd->add_option("--task", f->task,
+                  "spec-to-rtl | code-complete-iccad2023 | verilog-eval-v1-human | "
+                  "verilog-eval-v1-machine (for categories)");
   cmd->add_option("--format", f->format, "html | markdown | json");
   cmd->add_option("--out", f->out, "output file (default: standard output)");
   cmd->add_option("--title", f->title, "the report's title");

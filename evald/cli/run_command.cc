@@ -331,8 +331,11 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--hardware", f->hardware, "where the model is served (a label)");
   cmd->add_option("--name", f->name, "checkpoint name (default: the model or file)");
   cmd->add_option("--dataset", f->dataset,
-                  "builtin, or a verilog-eval checkout / dataset_* folder");
-  cmd->add_option("--task", f->task, "spec-to-rtl | code-complete-iccad2023");
+                  "builtin, a verilog-eval checkout / dataset_* folder, or a VerilogEval v1 "
+                  "checkout / problem file (with --task verilog-eval-v1-*)");
+  cmd->add_option(
+      "--task", f->task,
+      "spec-to-rtl | code-complete-iccad2023 | verilog-eval-v1-human | verilog-eval-v1-machine");
   cmd->add_option("--problems", f->problems, "only these problems")->delimiter(',');
   cmd->add_option("--preset", f->preset,
                   "verilog-eval's settings: greedy (t 0, top_p 0.01, n 1) | sampled (t 0.85, "
