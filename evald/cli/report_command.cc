@@ -20,14 +20,14 @@ namespace {
 
 struct ReportFlags {
   std::vector<std::string> inputs;
-  std::string data, label, baseline, dataset, task = "spec-to-rtl", format = "html", out,
-                                              title = "train vs serve", drift;
+  std::string data, label, baseline, dataset, task, format = "html", out, title = "train vs serve",
+                                                    drift;
 };
 
 // Problem categories of a dataset folder (none when it cannot be loaded: "other").
 std::map<std::string, std::string> CategoriesOf(const std::string& path, const std::string& task) {
   std::map<std::string, std::string> out;
-  auto t = ParseTask(task);
+  auto t = TaskForDataset(path, task);
   if (path.empty() || !t.ok()) return out;
   auto ds = Dataset::Load(path, *t);
   if (!ds.ok()) {
