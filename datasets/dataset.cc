@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "base/file_io.h"
+#include "base/hash.h"
 #include "base/py_text.h"
 #include "base/text_escape.h"
 #include "datasets/benchmark_strings.h"
@@ -134,6 +135,7 @@ StatusOr<Dataset> Dataset::LoadVerilogEvalV1(const std::string& path, Task task)
   }
   ApplyInputAssumptions(UnderVerilogEvalV1Names(VerilogEvalAssumptions()), &ds.problems_);
   ds.prompts_ = BuiltinBenchmarkPrompts();
+  ds.ComputeProblemsDigest();
   return ds;
 }
 
@@ -185,7 +187,19 @@ StatusOr<Dataset> Dataset::Load(const std::string& path, Task task) {
     ds.prompts_from_file_ = true;
     break;
   }
+  ds.ComputeProblemsDigest();
   return ds;
+}
+
+void Dataset::ComputeProblemsDigest() {
+  std::vector<std::string> digests;
+  for (const auto& p : problems_)
+    digests.push_back(Sha256OfFields({p.name, p.prompt, p.reference, p.testbench, p.interface}));
+  problems_digest_ = Sha256OfFields(std::vector<std::string_view>(digests.begin(), digests.end()));
+}
+
+std::string_view Dataset::benchmark_version() const {
+  return IsVerilogEvalV1(task_) ? "1.0.0" : "2.0";
 }
 
 const Problem* Dataset::Find(std::string_view name) const {

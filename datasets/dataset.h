@@ -47,6 +47,13 @@ class Dataset {
   // The in-context-learning prefix for 1..4 shots.
   StatusOr<std::string> IclPrefix(int shots) const;
 
+  // The benchmark (BenchmarkName of the task), its version, and a digest of every problem's
+  // name, prompt, reference, testbench and interface, in order: two sets alike by name but not
+  // in content have different digests.
+  std::string_view benchmark() const { return BenchmarkName(task_); }
+  std::string_view benchmark_version() const;
+  const std::string& problems_digest() const { return problems_digest_; }
+
  private:
   Task task_ = Task::kSpecToRtl;
   std::string folder_;
@@ -55,6 +62,9 @@ class Dataset {
   std::map<std::string, size_t, std::less<>> index_;
   datasets::BenchmarkPrompts prompts_;
   bool prompts_from_file_ = false;
+  std::string problems_digest_;
+
+  void ComputeProblemsDigest();
 
   static StatusOr<Dataset> LoadVerilogEvalV1(const std::string& path, Task task);
 };

@@ -80,6 +80,15 @@ TEST(CompareReports, ReportsOfTwoProblemSetsAreRefused) {
   EXPECT_TRUE(SameProblemSet(old_report, spec).ok());
   spec.set_task("code-complete-iccad2023");
   EXPECT_FALSE(SameProblemSet(old_report, spec).ok());
+  // One task, two contents (another version of the benchmark, an edited copy): refused too.
+  auto edited = human;
+  human.mutable_benchmark()->set_problems_sha256(std::string(64, 'a'));
+  edited.mutable_benchmark()->set_problems_sha256(std::string(64, 'b'));
+  refused = SameProblemSet(human, edited);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.ToString().find("digest"), std::string::npos);
+  edited.clear_benchmark();  // a report from before the digest was recorded says nothing
+  EXPECT_TRUE(SameProblemSet(human, edited).ok());
 }
 
 TEST(CompareReports, DetectsAClearImprovement) {

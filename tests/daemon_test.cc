@@ -184,6 +184,9 @@ TEST_F(DaemonTest, AVerilogEvalV1RunIsGradedAndKeptApart) {
   EXPECT_NEAR(run.summary().pass_at().at("1"), 0.5, 1e-9);  // upstream's own figure
   auto report = Parse<v1::EvalReport>(Get("/v1/runs/" + run.id() + "/report").body);
   EXPECT_EQ(report.task(), "verilog-eval-v1-human");
+  EXPECT_EQ(run.benchmark().name(), "verilog-eval-v1");
+  EXPECT_EQ(run.benchmark().problems(), 3);
+  EXPECT_EQ(report.benchmark().problems_sha256(), run.benchmark().problems_sha256());
   // A v2 task on the v1 file is refused when the run is created.
   req.mutable_spec()->set_task("spec-to-rtl");
   auto wrong = Post("/v1/runs", Json(req));

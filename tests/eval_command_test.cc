@@ -59,9 +59,13 @@ TEST_F(EvalCommand, GradesTheBuiltinSamplesAndWritesTheReport) {
   EXPECT_NE(r.output.find("pass@1"), std::string::npos);
   EXPECT_NE(r.output.find("95% CI"), std::string::npos);
   EXPECT_NE(r.output.find("sandbox layers:"), std::string::npos);
+  EXPECT_NE(r.output.find("benchmark verilog-eval-v2 2.0, task spec-to-rtl: 14 problems"),
+            std::string::npos)
+      << r.output;
   v1::EvalReport report = ReadReport(json);
   ASSERT_EQ(report.samples_size(), 14 * 6);
   EXPECT_EQ(report.problems_size(), 14);
+  EXPECT_EQ(report.benchmark().problems(), 14);
   // The generator writes six samples per problem: right (markers), right (fence), wrong logic,
   // syntax error, right (no markers, prose after), [BEGIN] without [DONE].
   for (const auto& s : report.samples()) {

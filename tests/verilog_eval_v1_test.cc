@@ -54,6 +54,14 @@ TEST_F(VerilogEvalV1, BothSetsLoadInTheShapeOfVerilogEvalV2) {
       EXPECT_NE(p.prompt.find("module top_module"), std::string::npos) << p.name;
     }
   }
+  // Each set has its digest; loading again gives the same one.
+  auto human = Dataset::Load(Checkout(), Task::kVerilogEvalV1Human);
+  auto machine = Dataset::Load(Checkout(), Task::kVerilogEvalV1Machine);
+  auto again = Dataset::Load(Checkout(), Task::kVerilogEvalV1Human);
+  ASSERT_TRUE(human.ok() && machine.ok() && again.ok());
+  EXPECT_EQ(human->benchmark(), "verilog-eval-v1");
+  EXPECT_NE(human->problems_digest(), machine->problems_digest());
+  EXPECT_EQ(human->problems_digest(), again->problems_digest());
   // The layout decides the task when none is named; a v2 task on a v1 checkout is refused.
   EXPECT_EQ(*TaskForDataset(Checkout(), ""), Task::kVerilogEvalV1Human);
   EXPECT_EQ(*TaskForDataset(testing::BuiltinDataset(), ""), Task::kSpecToRtl);
@@ -154,6 +162,10 @@ TEST_F(VerilogEvalV1, UpstreamsOwnHarnessAgreesOnItsExampleSamples) {
   for (auto& [key, ok] : mine) passed += ok;
   EXPECT_EQ(passed, 3);
   EXPECT_EQ(report.task(), "verilog-eval-v1-human");
+  EXPECT_EQ(report.benchmark().name(), "verilog-eval-v1");
+  EXPECT_EQ(report.benchmark().version(), "1.0.0");
+  EXPECT_EQ(report.benchmark().problems(), 3);
+  EXPECT_EQ(report.benchmark().problems_sha256().size(), 64u);
   for (const auto& s : report.samples()) EXPECT_EQ(s.extraction().method(), "appended");
 }
 

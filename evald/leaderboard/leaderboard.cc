@@ -280,14 +280,16 @@ figures are 95% bootstrap confidence intervals over problems. Click a column to 
 
 namespace {
 
-// Each row's problem set: "dataset / task, N problems", and a digest of the problem names where
-// two different sets of the board would otherwise read alike.
+// Each row's problem set: "dataset / task, N problems", and a digest of the problem names (and of
+// the problems' contents, where the run recorded its benchmark) where two different sets of the
+// board would otherwise read alike.
 void NameProblemSets(const std::vector<v1::Run>& runs, v1::Leaderboard* board) {
   std::map<std::string, std::string> digest_of_run;
   for (const auto& run : runs) {
     std::vector<std::string> names;
     for (const auto& p : run.problems()) names.push_back(p.problem());
     std::sort(names.begin(), names.end());
+    names.push_back(run.benchmark().problems_sha256());
     digest_of_run[run.id()] =
         Sha256OfFields(std::vector<std::string_view>(names.begin(), names.end())).substr(0, 8);
   }

@@ -184,11 +184,20 @@ std::string FormatMde(double mde) {
 Status SameProblemSet(const v1::EvalReport& a, const v1::EvalReport& b) {
   // Reports from before the task was recorded say nothing: spec-to-rtl was the only task then.
   auto task = [](const v1::EvalReport& r) { return r.task().empty() ? "spec-to-rtl" : r.task(); };
-  if (task(a) == task(b)) return Status::Ok();
-  return Status::InvalidArgument("the two reports grade different problem sets (" + task(a) +
-                                 " and " + task(b) +
-                                 "): problems of one name in two benchmarks or tasks are not the "
-                                 "same problem, so they are not compared");
+  if (task(a) != task(b))
+    return Status::InvalidArgument("the two reports grade different problem sets (" + task(a) +
+                                   " and " + task(b) +
+                                   "): problems of one name in two benchmarks or tasks are not "
+                                   "the same problem, so they are not compared");
+  // Two versions of one benchmark (or an edited copy): the same names, other problems.
+  const std::string& da = a.benchmark().problems_sha256();
+  const std::string& db = b.benchmark().problems_sha256();
+  if (!da.empty() && !db.empty() && da != db)
+    return Status::InvalidArgument(
+        "the two reports grade different problem sets (" + task(a) + " with problems digest " +
+        da.substr(0, 12) + " and " + db.substr(0, 12) +
+        "): the same names with other prompts, references or testbenches are not compared");
+  return Status::Ok();
 }
 
 v1::Comparison CompareReports(const v1::EvalReport& a, const v1::EvalReport& b,

@@ -78,6 +78,7 @@ StatusOr<v1::DatasetCheckReport> CheckDataset(const Dataset& dataset, const Eval
   v1::DatasetCheckReport out;
   out.set_dataset(dataset.folder());
   out.set_task(std::string(TaskName(dataset.task())));
+  *out.mutable_benchmark() = BenchmarkOf(dataset);
   out.set_simulator(settings.simulator());
   out.set_simulator_version((*session)->simulator_version());
   for (const Problem* p : problems) {

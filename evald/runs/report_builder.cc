@@ -4,11 +4,21 @@
 
 namespace evald {
 
+v1::BenchmarkIdentity BenchmarkOf(const Dataset& dataset) {
+  v1::BenchmarkIdentity b;
+  b.set_name(std::string(dataset.benchmark()));
+  b.set_version(std::string(dataset.benchmark_version()));
+  b.set_problems(static_cast<int>(dataset.problems().size()));
+  b.set_problems_sha256(dataset.problems_digest());
+  return b;
+}
+
 ReportHeader HeaderOfFacts(const Dataset& dataset, const std::vector<int>& ks,
                            const RunFacts& facts) {
   ReportHeader h;
   h.dataset = dataset.folder();
   h.task = std::string(TaskName(dataset.task()));
+  h.benchmark = BenchmarkOf(dataset);
   h.ks = ks;
   h.grading = facts.grading;
   h.simulator_version = facts.simulator_version;
@@ -24,6 +34,7 @@ ReportHeader HeaderOfRun(const v1::Run& run) {
   ReportHeader h;
   h.dataset = run.spec().dataset();
   h.task = run.spec().task();
+  if (run.has_benchmark()) h.benchmark = run.benchmark();
   h.ks.assign(run.spec().k().begin(), run.spec().k().end());
   h.grading = run.spec().grading();
   h.simulator_version = run.simulator_version();
@@ -44,6 +55,7 @@ v1::EvalReport BuildReport(const ReportHeader& h, std::vector<v1::SampleResult> 
   v1::EvalReport report;
   report.set_dataset(h.dataset);
   report.set_task(h.task);
+  if (h.benchmark) *report.mutable_benchmark() = *h.benchmark;
   report.set_evald_version(EVALD_VERSION);
   for (int k : h.ks) report.add_k(k);
   *report.mutable_grading() = h.grading;

@@ -16,6 +16,7 @@ namespace evald {
 
 struct ReportHeader {
   std::string dataset, task;
+  std::optional<v1::BenchmarkIdentity> benchmark;
   std::vector<int> ks;
   v1::GradingSettings grading;  // as it took effect
   std::string simulator_version, sandbox_layers;
@@ -28,6 +29,9 @@ struct ReportHeader {
   int simulations = 0, cache_hits = 0;
   double wall_seconds = 0;
 };
+
+// The benchmark `dataset` holds, as reports and runs record it.
+v1::BenchmarkIdentity BenchmarkOf(const Dataset& dataset);
 
 // What the pipeline learned about a run over `dataset`.
 ReportHeader HeaderOfFacts(const Dataset& dataset, const std::vector<int>& ks,

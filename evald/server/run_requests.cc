@@ -11,6 +11,7 @@
 #include "base/hash.h"
 #include "datasets/prompt_builder.h"
 #include "evald/runs/grading_settings.h"
+#include "evald/runs/report_builder.h"
 #include "evald/runs/run_drift.h"
 #include "evald/runs/run_sampling.h"
 #include "evald/runs/sample_plan.h"
@@ -159,6 +160,7 @@ StatusOr<v1::Run> RunRequests::CreateRun(v1::RunSpec spec, const std::string& sa
   v1::Run run;
   run.set_id(NewId("run"));
   *run.mutable_spec() = spec;
+  *run.mutable_benchmark() = BenchmarkOf(**dataset);
   run.set_state(v1::QUEUED);
   run.set_created_unix_ms(UnixMillis());
   auto batch = store_->NewBatch();

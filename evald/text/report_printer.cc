@@ -35,7 +35,18 @@ void PrintCategoryScores(const v1::EvalReport& report, std::ostream& out) {
 
 }  // namespace
 
+namespace {
+
+// "benchmark verilog-eval-v1 1.0.0, task verilog-eval-v1-human: 156 problems (sha256 1a2b...)"
+std::string BenchmarkLine(const v1::BenchmarkIdentity& b, const std::string& task) {
+  return fmt::format("benchmark {} {}, task {}: {} problems (sha256 {})\n", b.name(), b.version(),
+                     task, b.problems(), b.problems_sha256().substr(0, 12));
+}
+
+}  // namespace
+
 void PrintEvalReport(const v1::EvalReport& report, std::ostream& out) {
+  if (report.has_benchmark()) out << BenchmarkLine(report.benchmark(), report.task());
   std::vector<int> ks(report.k().begin(), report.k().end());
   // Verdict letters per problem in index order, grouped by five as sv-iv-analyze prints them.
   std::map<std::string, std::map<int, char>> letters;
@@ -208,6 +219,7 @@ void PrintDatasetCheck(const v1::DatasetCheckReport& report, std::ostream& out) 
       "({} {})\n",
       report.problems_size(), report.gradable(), report.special(), report.ungradable(),
       report.simulator(), report.simulator_version());
+  if (report.has_benchmark()) out << BenchmarkLine(report.benchmark(), report.task());
 }
 
 namespace {
