@@ -11,6 +11,7 @@ Usage: verilog_eval_v1_upstream.py CHECKOUT PROBLEM_FILE SAMPLES_FILE
 import importlib.util
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -28,6 +29,7 @@ def load_enabled_execution(checkout):
     spec = importlib.util.spec_from_file_location("execution_enabled", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    shutil.rmtree(folder)  # the module is loaded; its copy is no longer needed
     return module
 
 
