@@ -83,16 +83,16 @@ std::string FallbackMethod(const FirstPass& first, const EchoResult& echo) {
 
 ExtractedCode ExtractCode(Task task, std::string_view response, std::string_view interface) {
   ExtractedCode r;
-  const auto lines = py::SplitLines(response);
-  const FirstPass first = ScanResponse(lines);
-  std::string& out = r.code;
   if (IsVerilogEvalV1(task)) {
     // VerilogEval v1's harness compiles prompt + "\n" + completion, the completion verbatim.
-    out = std::string(interface) + "\n" + std::string(response);
+    r.code = std::string(interface) + "\n" + std::string(response);
     r.method = "appended";
     r.interface_prepended = true;
     return r;
   }
+  const auto lines = py::SplitLines(response);
+  const FirstPass first = ScanResponse(lines);
+  std::string& out = r.code;
   out = "\n";
 
   if (task == Task::kCodeComplete) {

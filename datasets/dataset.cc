@@ -127,12 +127,7 @@ StatusOr<Dataset> Dataset::LoadVerilogEvalV1(const std::string& path, Task task)
   if (ec) return Status::IoError("cannot resolve " + path + ": " + ec.message());
   auto problems = evald::LoadVerilogEvalV1(ds.folder_, task);
   if (!problems.ok()) return problems.status();
-  for (auto& p : *problems) {
-    if (ds.index_.count(p.name))
-      return Status::Corruption("problem " + p.name + " is listed twice");
-    ds.index_[p.name] = ds.problems_.size();
-    ds.problems_.push_back(std::move(p));
-  }
+  for (auto& p : *problems) EVALD_RETURN_IF_ERROR(ds.Add(std::move(p)));
   ApplyInputAssumptions(UnderVerilogEvalV1Names(VerilogEvalAssumptions()), &ds.problems_);
   ds.prompts_ = BuiltinBenchmarkPrompts();
   ds.ComputeProblemsDigest();
@@ -166,11 +161,9 @@ StatusOr<Dataset> Dataset::Load(const std::string& path, Task task) {
   auto names = ProblemNames(ds.folder_);
   if (!names.ok()) return names.status();
   for (const auto& name : *names) {
-    if (ds.index_.count(name)) return Status::Corruption("problem " + name + " is listed twice");
     auto p = LoadProblem(ds.folder_, name, task);
     if (!p.ok()) return p.status();
-    ds.index_[name] = ds.problems_.size();
-    ds.problems_.push_back(std::move(*p));
+    EVALD_RETURN_IF_ERROR(ds.Add(std::move(*p)));
   }
   ApplyInputAssumptions(VerilogEvalAssumptions(), &ds.problems_);
   // Benchmark checkout layout: icl/ (this data) or scripts/ (upstream) beside the folder.
@@ -191,15 +184,19 @@ StatusOr<Dataset> Dataset::Load(const std::string& path, Task task) {
   return ds;
 }
 
+Status Dataset::Add(Problem problem) {
+  if (index_.count(problem.name))
+    return Status::Corruption("problem " + problem.name + " is listed twice");
+  index_[problem.name] = problems_.size();
+  problems_.push_back(std::move(problem));
+  return Status::Ok();
+}
+
 void Dataset::ComputeProblemsDigest() {
   std::vector<std::string> digests;
   for (const auto& p : problems_)
     digests.push_back(Sha256OfFields({p.name, p.prompt, p.reference, p.testbench, p.interface}));
   problems_digest_ = Sha256OfFields(std::vector<std::string_view>(digests.begin(), digests.end()));
-}
-
-std::string_view Dataset::benchmark_version() const {
-  return IsVerilogEvalV1(task_) ? "1.0.0" : "2.0";
 }
 
 const Problem* Dataset::Find(std::string_view name) const {

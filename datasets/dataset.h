@@ -47,11 +47,9 @@ class Dataset {
   // The in-context-learning prefix for 1..4 shots.
   StatusOr<std::string> IclPrefix(int shots) const;
 
-  // The benchmark (BenchmarkName of the task), its version, and a digest of every problem's
-  // name, prompt, reference, testbench and interface, in order: two sets alike by name but not
-  // in content have different digests.
-  std::string_view benchmark() const { return BenchmarkName(task_); }
-  std::string_view benchmark_version() const;
+  // A digest of every problem's name, prompt, reference, testbench and interface, in order: two
+  // sets alike by name but not in content have different digests (the benchmark and its version
+  // are the task's: BenchmarkName, BenchmarkVersion).
   const std::string& problems_digest() const { return problems_digest_; }
 
  private:
@@ -64,6 +62,7 @@ class Dataset {
   bool prompts_from_file_ = false;
   std::string problems_digest_;
 
+  Status Add(Problem problem);  // refused when its name is taken
   void ComputeProblemsDigest();
 
   static StatusOr<Dataset> LoadVerilogEvalV1(const std::string& path, Task task);

@@ -16,18 +16,31 @@ std::string_view TaskName(Task task) {
   return "spec-to-rtl";
 }
 
+namespace {
+constexpr Task kTasks[] = {Task::kSpecToRtl, Task::kCodeComplete, Task::kVerilogEvalV1Human,
+                           Task::kVerilogEvalV1Machine};
+}  // namespace
+
 StatusOr<Task> ParseTask(std::string_view name) {
-  if (name == "spec-to-rtl") return Task::kSpecToRtl;
-  if (name == "code-complete-iccad2023" || name == "code-complete") return Task::kCodeComplete;
-  if (name == "verilog-eval-v1-human") return Task::kVerilogEvalV1Human;
-  if (name == "verilog-eval-v1-machine") return Task::kVerilogEvalV1Machine;
-  return Status::InvalidArgument("unknown task '" + std::string(name) +
-                                 "' (expected spec-to-rtl, code-complete-iccad2023, "
-                                 "verilog-eval-v1-human or verilog-eval-v1-machine)");
+  if (name == "code-complete") return Task::kCodeComplete;
+  for (Task task : kTasks)
+    if (name == TaskName(task)) return task;
+  return Status::InvalidArgument("unknown task '" + std::string(name) + "' (expected " +
+                                 TaskChoices() + ")");
+}
+
+std::string TaskChoices() {
+  std::string choices;
+  for (Task task : kTasks) choices += (choices.empty() ? "" : " | ") + std::string(TaskName(task));
+  return choices;
 }
 
 std::string_view BenchmarkName(Task task) {
   return IsVerilogEvalV1(task) ? "verilog-eval-v1" : "verilog-eval-v2";
+}
+
+std::string_view BenchmarkVersion(Task task) {
+  return IsVerilogEvalV1(task) ? "1.0.0" : "2.0";
 }
 
 bool IsVerilogEvalV1(Task task) {

@@ -15,9 +15,12 @@ enum class Task { kSpecToRtl, kCodeComplete, kVerilogEvalV1Human, kVerilogEvalV1
 // "spec-to-rtl" / "code-complete-iccad2023" / "verilog-eval-v1-human" / "verilog-eval-v1-machine"
 std::string_view TaskName(Task task);
 StatusOr<Task> ParseTask(std::string_view name);
+// Every task's name, as a command's help lists them: "spec-to-rtl | code-complete-iccad2023 | ..."
+std::string TaskChoices();
 
-// The benchmark a task belongs to: "verilog-eval-v2" or "verilog-eval-v1".
+// The benchmark a task belongs to, "verilog-eval-v2" or "verilog-eval-v1", and its version.
 std::string_view BenchmarkName(Task task);
+std::string_view BenchmarkVersion(Task task);
 
 // VerilogEval v1: the design is the interface, a line break and the completion, verbatim.
 bool IsVerilogEvalV1(Task task);

@@ -90,11 +90,12 @@ StatusOr<std::vector<Message>> ReadJsonLines(const std::string& path) {
   return out;
 }
 
-}  // namespace
-
+// The problem set's file names under a checkout root: "Human" or "Machine".
 std::string VerilogEvalV1Set(Task task) {
   return task == Task::kVerilogEvalV1Machine ? "Machine" : "Human";
 }
+
+}  // namespace
 
 bool IsVerilogEvalV1Checkout(const std::string& path) {
   return IsRegularFile(path + "/data/VerilogEval_Human.jsonl") ||

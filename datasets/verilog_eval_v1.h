@@ -17,9 +17,6 @@
 
 namespace evald {
 
-// The problem set's file names under a checkout root: "Human" or "Machine".
-std::string VerilogEvalV1Set(Task task);
-
 // One upstream problem in v2's shape; the description is the problem's detail_description.
 StatusOr<Problem> ConvertVerilogEvalV1Problem(const std::string& task_id, const std::string& prompt,
                                               const std::string& test,

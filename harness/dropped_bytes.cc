@@ -1,5 +1,6 @@
 #include "harness/dropped_bytes.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "harness/verilog_lexer.h"
@@ -19,27 +20,22 @@ bool VerilatorDropsInCode(char c) {
 }
 
 std::string AsVerilatorReads(std::string_view text) {
-  std::string without_cr;
-  without_cr.reserve(text.size());
-  for (char c : text)
-    if (c != '\r') without_cr += c;
-  // In code, such a byte is a punctuation token of its own to the lexer (it is no part of a name,
-  // a number or white space); in a string, a comment or an escaped name it is inside that token.
-  enum class Fate : char { kKeep, kDrop, kBlank };
-  std::vector<Fate> fate(without_cr.size(), Fate::kKeep);
-  for (const auto& t : TokenizeVerilog(without_cr, /*keep_comments=*/true)) {
-    const size_t at = static_cast<size_t>(t.text.data() - without_cr.data());
-    for (size_t k = 0; k < t.text.size(); ++k) {
-      if (t.kind == VerilogToken::Kind::kComment && t.text[k] != '\n')
-        fate[at + k] = Fate::kBlank;
-      else if (t.kind == VerilogToken::Kind::kPunct && VerilatorDropsInCode(t.text[k]))
-        fate[at + k] = Fate::kDrop;
-    }
+  std::string without_cr(text);
+  without_cr.erase(std::remove(without_cr.begin(), without_cr.end(), '\r'), without_cr.end());
+  // Its comments blanked, as Verilator writes them out. In the code left, a byte it drops is a
+  // punctuation token of its own to the lexer (no part of a name, a number or white space); in a
+  // string or an escaped name it is inside that token and stays.
+  const std::string code = StripComments(without_cr);
+  std::vector<bool> drop(code.size(), false);
+  for (const auto& t : TokenizeVerilog(code)) {
+    if (t.kind != VerilogToken::Kind::kPunct) continue;
+    const size_t at = static_cast<size_t>(t.text.data() - code.data());
+    for (size_t k = 0; k < t.text.size(); ++k) drop[at + k] = VerilatorDropsInCode(t.text[k]);
   }
   std::string read;
-  read.reserve(without_cr.size());
-  for (size_t i = 0; i < without_cr.size(); ++i)
-    if (fate[i] != Fate::kDrop) read += fate[i] == Fate::kBlank ? ' ' : without_cr[i];
+  read.reserve(code.size());
+  for (size_t i = 0; i < code.size(); ++i)
+    if (!drop[i]) read += code[i];
   return read;
 }
 

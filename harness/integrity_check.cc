@@ -172,7 +172,7 @@ IntegrityFinding CheckWrittenDirectives(const std::vector<VerilogToken>& tokens)
 // writes out must be the text's own tokens, only stray dropped bytes gone (and no new comment).
 // What is code, comment or string, and every name and value, is then the same for every reader.
 // Comments, strings and escaped names may hold such bytes (the bytes of much UTF-8 text).
-IntegrityFinding CheckOneReading(std::string_view design) {
+IntegrityFinding CheckOneReading(std::string_view design, const std::vector<VerilogToken>& tokens) {
   bool any = false;
   for (size_t i = 0; i < design.size(); ++i) {
     if (design[i] == '\r' && (i + 1 == design.size() || design[i + 1] != '\n')) {
@@ -188,7 +188,7 @@ IntegrityFinding CheckOneReading(std::string_view design) {
   // Comments are blanked in what Verilator writes out; one that shows up there is a new one.
   const auto theirs = TokenizeVerilog(as_verilator_reads, /*keep_comments=*/true);
   size_t j = 0;
-  for (const auto& t : TokenizeVerilog(design)) {
+  for (const auto& t : tokens) {
     if (t.kind == Kind::kPunct && t.text.size() == 1 && VerilatorDropsInCode(t.text[0]))
       continue;  // a stray byte Verilator drops, joining nothing if what follows matches
     // CR LF line ends inside a string are LF to Verilator.
@@ -300,7 +300,7 @@ bool InertDirective(std::string_view name) {
 IntegrityFinding CheckDesignIntegrity(std::string_view design) {
   if (auto f = SizeFinding(design); f.violation) return f;
   auto tokens = TokenizeVerilog(design);
-  if (auto f = CheckOneReading(design); f.violation) return f;
+  if (auto f = CheckOneReading(design, tokens); f.violation) return f;
   if (auto f = CheckWrittenDirectives(tokens); f.violation) return f;
   return TokenChecker(tokens).Run();
 }

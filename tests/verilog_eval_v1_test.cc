@@ -59,7 +59,7 @@ TEST_F(VerilogEvalV1, BothSetsLoadInTheShapeOfVerilogEvalV2) {
   auto machine = Dataset::Load(Checkout(), Task::kVerilogEvalV1Machine);
   auto again = Dataset::Load(Checkout(), Task::kVerilogEvalV1Human);
   ASSERT_TRUE(human.ok() && machine.ok() && again.ok());
-  EXPECT_EQ(human->benchmark(), "verilog-eval-v1");
+  EXPECT_EQ(BenchmarkName(human->task()), "verilog-eval-v1");
   EXPECT_NE(human->problems_digest(), machine->problems_digest());
   EXPECT_EQ(human->problems_digest(), again->problems_digest());
   // The layout decides the task when none is named; a v2 task on a v1 checkout is refused.

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "datasets/prompt_builder.h"
+#include "datasets/task.h"
 #include "evald/cli/report_io.h"
 #include "evald/proto/json.h"
 #include "evald/runs/dataset_registry.h"
@@ -94,9 +95,7 @@ void RegisterDriftCommand(CLI::App& app, std::function<int()>* run) {
       ->required();
   cmd->add_option("--dataset", f->dataset,
                   "builtin, or a verilog-eval checkout / dataset_* folder");
-  cmd->add_option(
-      "--task", f->task,
-      "spec-to-rtl | code-complete-iccad2023 | verilog-eval-v1-human | verilog-eval-v1-machine");
+  cmd->add_option("--task", f->task, TaskChoices());
   cmd->add_option("--samples", f->samples,
                   "completions (samples JSONL; the first of each problem); default: the "
                   "references");

@@ -14,6 +14,7 @@
 #include "datasets/dataset.h"
 #include "datasets/problem_category.h"
 #include "datasets/prompt_builder.h"
+#include "datasets/task.h"
 #include "evald/cli/executor_flags.h"
 #include "evald/cli/grading_flags.h"
 #include "evald/cli/progress_display.h"
@@ -30,9 +31,8 @@ namespace evald {
 
 namespace {
 
-constexpr const char* kTaskHelp =
-    "spec-to-rtl | code-complete-iccad2023 | verilog-eval-v1-human | verilog-eval-v1-machine "
-    "(default: a VerilogEval v1 checkout is v1-human, else spec-to-rtl)";
+const std::string kTaskHelp =
+    TaskChoices() + " (default: a VerilogEval v1 checkout is v1-human, else spec-to-rtl)";
 
 // What every grading command takes: the dataset, the grading settings and the sandboxes.
 struct CommonFlags {

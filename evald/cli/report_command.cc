@@ -9,6 +9,7 @@
 
 #include "base/file_io.h"
 #include "datasets/problem_category.h"
+#include "datasets/task.h"
 #include "evald/cli/report_io.h"
 #include "evald/report/train_serve.h"
 #include "evald/server/train_serve_runs.h"
@@ -118,8 +119,7 @@ void RegisterReportCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--dataset", f->dataset,
                   "dataset folder for problem categories (with --label: NAME=PATH)");
   cmd->add_option("--task", f->task,
-                  "spec-to-rtl | code-complete-iccad2023 | verilog-eval-v1-human | "
-                  "verilog-eval-v1-machine (for categories)");
+                  TaskChoices() + " (for categories; default: by the dataset's layout)");
   cmd->add_option("--format", f->format, "html | markdown | json");
   cmd->add_option("--out", f->out, "output file (default: standard output)");
   cmd->add_option("--title", f->title, "the report's title");

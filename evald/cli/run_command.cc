@@ -14,6 +14,7 @@
 #include <memory>
 #include <thread>
 
+#include "datasets/task.h"
 #include "evald/cli/executor_flags.h"
 #include "evald/cli/grading_flags.h"
 #include "evald/cli/report_io.h"
@@ -333,9 +334,7 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--dataset", f->dataset,
                   "builtin, a verilog-eval checkout / dataset_* folder, or a VerilogEval v1 "
                   "checkout / problem file (with --task verilog-eval-v1-*)");
-  cmd->add_option(
-      "--task", f->task,
-      "spec-to-rtl | code-complete-iccad2023 | verilog-eval-v1-human | verilog-eval-v1-machine");
+  cmd->add_option("--task", f->task, TaskChoices());
   cmd->add_option("--problems", f->problems, "only these problems")->delimiter(',');
   cmd->add_option("--preset", f->preset,
                   "verilog-eval's settings: greedy (t 0, top_p 0.01, n 1) | sampled (t 0.85, "

@@ -286,12 +286,12 @@ namespace {
 void NameProblemSets(const std::vector<v1::Run>& runs, v1::Leaderboard* board) {
   std::map<std::string, std::string> digest_of_run;
   for (const auto& run : runs) {
-    std::vector<std::string> names;
-    for (const auto& p : run.problems()) names.push_back(p.problem());
-    std::sort(names.begin(), names.end());
-    names.push_back(run.benchmark().problems_sha256());
+    std::vector<std::string> fields;  // the sorted problem names, then the contents' digest
+    for (const auto& p : run.problems()) fields.push_back(p.problem());
+    std::sort(fields.begin(), fields.end());
+    fields.push_back(run.benchmark().problems_sha256());
     digest_of_run[run.id()] =
-        Sha256OfFields(std::vector<std::string_view>(names.begin(), names.end())).substr(0, 8);
+        Sha256OfFields(std::vector<std::string_view>(fields.begin(), fields.end())).substr(0, 8);
   }
   std::map<std::string, std::set<std::string>> digests_of_label;
   auto label = [](const v1::LeaderboardRow& r) {

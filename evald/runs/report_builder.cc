@@ -6,8 +6,8 @@ namespace evald {
 
 v1::BenchmarkIdentity BenchmarkOf(const Dataset& dataset) {
   v1::BenchmarkIdentity b;
-  b.set_name(std::string(dataset.benchmark()));
-  b.set_version(std::string(dataset.benchmark_version()));
+  b.set_name(std::string(BenchmarkName(dataset.task())));
+  b.set_version(std::string(BenchmarkVersion(dataset.task())));
   b.set_problems(static_cast<int>(dataset.problems().size()));
   b.set_problems_sha256(dataset.problems_digest());
   return b;
