@@ -79,6 +79,38 @@ std::string FallbackMethod(const FirstPass& first, const EchoResult& echo) {
   return "whole";
 }
 
+// RTLLM publishes no extraction rule (its harness compiles the files a user writes). The
+// common practice: the fenced blocks that declare a module, joined in order (a response that
+// splits a design and its submodules over several blocks keeps them all); without fences, the
+// whole response.
+ExtractedCode ExtractRtllmCode(std::string_view response) {
+  ExtractedCode r;
+  std::string block;
+  bool inside = false, any_fence = false, has_module = false;
+  for (auto line : py::SplitLines(response)) {
+    if (StartsWith(LStrip(line), "```")) {
+      any_fence = true;
+      if (inside && has_module) r.code += block;
+      inside = !inside;
+      block.clear();
+      has_module = false;
+      continue;
+    }
+    if (!inside) continue;
+    if (StartsWith(LStrip(line), "module")) has_module = true;
+    block.append(line);
+    block.push_back('\n');
+  }
+  if (any_fence && !r.code.empty()) {
+    r.method = "fence";
+  } else {
+    r.method = "whole";
+    r.code = std::string(response);
+    if (any_fence) r.notes.push_back("no fenced block declares a module");
+  }
+  return r;
+}
+
 }  // namespace
 
 ExtractedCode ExtractCode(Task task, std::string_view response, std::string_view interface) {
@@ -90,6 +122,7 @@ ExtractedCode ExtractCode(Task task, std::string_view response, std::string_view
     r.interface_prepended = true;
     return r;
   }
+  if (task == Task::kRtllm2) return ExtractRtllmCode(response);
   const auto lines = py::SplitLines(response);
   const FirstPass first = ScanResponse(lines);
   std::string& out = r.code;

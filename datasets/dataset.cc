@@ -9,6 +9,7 @@
 #include "base/text_escape.h"
 #include "datasets/benchmark_strings.h"
 #include "datasets/input_assumptions.h"
+#include "datasets/rtllm.h"
 #include "datasets/verilog_eval_v1.h"
 
 namespace evald {
@@ -134,17 +135,50 @@ StatusOr<Dataset> Dataset::LoadVerilogEvalV1(const std::string& path, Task task)
   return ds;
 }
 
-StatusOr<Task> TaskForDataset(const std::string& path, std::string_view name) {
-  if (!name.empty()) return ParseTask(name);
+StatusOr<Dataset> Dataset::LoadRtllm(const std::string& path) {
+  Dataset ds;
+  ds.task_ = Task::kRtllm2;
+  if (!IsRtllmCheckout(path))
+    return Status::NotFound(path + " is not an RTLLM checkout (no auto_run.py and File_list.md)");
+  std::error_code ec;
+  ds.folder_ = fs::canonical(path, ec).string();
+  if (ec) return Status::IoError("cannot resolve " + path + ": " + ec.message());
+  auto problems = evald::LoadRtllm(ds.folder_);
+  if (!problems.ok()) return problems.status();
+  for (auto& p : *problems) EVALD_RETURN_IF_ERROR(ds.Add(std::move(p)));
+  ds.prompts_ = BuiltinBenchmarkPrompts();
+  ds.ComputeProblemsDigest();
+  return ds;
+}
+
+StatusOr<Task> TaskForDataset(const std::string& path, std::string_view name,
+                              std::string_view benchmark) {
+  if (!benchmark.empty()) {
+    auto first = FirstTaskOf(benchmark);
+    if (!first.ok()) return first.status();
+    if (name.empty()) return *first;
+  }
+  if (!name.empty()) {
+    auto task = ParseTask(name);
+    if (task.ok() && !benchmark.empty() && BenchmarkName(*task) != benchmark)
+      return Status::InvalidArgument("task " + std::string(name) + " belongs to " +
+                                     std::string(BenchmarkName(*task)) + ", not " +
+                                     std::string(benchmark));
+    return task;
+  }
+  if (IsRtllmCheckout(path)) return Task::kRtllm2;
   return IsVerilogEvalV1Checkout(path) ? Task::kVerilogEvalV1Human : Task::kSpecToRtl;
 }
 
 StatusOr<Dataset> Dataset::Load(const std::string& path, Task task) {
   if (IsVerilogEvalV1(task)) return LoadVerilogEvalV1(path, task);
+  if (task == Task::kRtllm2) return LoadRtllm(path);
   if (IsVerilogEvalV1Checkout(path))
     return Status::InvalidArgument(path +
                                    " is a VerilogEval v1 checkout: its tasks are "
                                    "verilog-eval-v1-human and verilog-eval-v1-machine");
+  if (IsRtllmCheckout(path))
+    return Status::InvalidArgument(path + " is an RTLLM checkout: its task is rtllm2");
   Dataset ds;
   ds.task_ = task;
   std::string sub = (fs::path(path) / ("dataset_" + std::string(TaskName(task)))).string();
@@ -194,8 +228,14 @@ Status Dataset::Add(Problem problem) {
 
 void Dataset::ComputeProblemsDigest() {
   std::vector<std::string> digests;
-  for (const auto& p : problems_)
-    digests.push_back(Sha256OfFields({p.name, p.prompt, p.reference, p.testbench, p.interface}));
+  for (const auto& p : problems_) {
+    // The setup's signature is empty for verilog-eval's: those digests stay what they were.
+    const std::string setup = GradingSetupSignature(p.setup);
+    digests.push_back(
+        setup.empty()
+            ? Sha256OfFields({p.name, p.prompt, p.reference, p.testbench, p.interface})
+            : Sha256OfFields({p.name, p.prompt, p.reference, p.testbench, p.interface, setup}));
+  }
   problems_digest_ = Sha256OfFields(std::vector<std::string_view>(digests.begin(), digests.end()));
 }
 

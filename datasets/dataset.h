@@ -3,7 +3,7 @@
 // code completion, NAME_ifc.txt. The in-context examples (icl/ or scripts/) and prompts.json
 // are looked up beside the folder, as they sit in a benchmark checkout. The VerilogEval v1
 // tasks read a v1 checkout instead (data/ and descriptions/), each problem given the same shape
-// (verilog_eval_v1.h).
+// (verilog_eval_v1.h). The RTLLM task reads an RTLLM checkout (rtllm.h).
 #pragma once
 
 #include <map>
@@ -14,6 +14,7 @@
 
 #include "base/status.h"
 #include "datasets/benchmark_prompts.pb.h"
+#include "datasets/grading_setup.h"
 #include "datasets/task.h"
 
 namespace evald {
@@ -27,6 +28,8 @@ struct Problem {
   // The input constraints its text states, as Verilog expressions over the reference's input
   // ports (datasets/input_assumptions.h); formal checks assume them.
   std::vector<std::string> assumptions;
+  // How its testbench grades a design (verilog-eval's way unless the benchmark says otherwise).
+  GradingSetup setup;
 };
 
 class Dataset {
@@ -66,11 +69,15 @@ class Dataset {
   void ComputeProblemsDigest();
 
   static StatusOr<Dataset> LoadVerilogEvalV1(const std::string& path, Task task);
+  static StatusOr<Dataset> LoadRtllm(const std::string& path);
 };
 
-// The task `name` says, or, when it is empty, the one the layout at `path` says: a VerilogEval v1
-// checkout is verilog-eval-v1-human, anything else spec-to-rtl.
-StatusOr<Task> TaskForDataset(const std::string& path, std::string_view name);
+// The task `name` says, or, when it is empty, the first task of `benchmark` (when given), else
+// the one the layout at `path` says: a VerilogEval v1 checkout is verilog-eval-v1-human, an
+// RTLLM checkout rtllm2, anything else spec-to-rtl. A task of another benchmark than
+// `benchmark` is refused; loading then refuses a checkout of another layout.
+StatusOr<Task> TaskForDataset(const std::string& path, std::string_view name,
+                              std::string_view benchmark = "");
 
 // Problem names become file names in the sandbox and keys in reports: keep them plain.
 bool IsValidProblemName(std::string_view name);

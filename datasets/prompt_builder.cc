@@ -16,7 +16,7 @@ StatusOr<Prompt> BuildPrompt(const Dataset& dataset, const Problem& problem,
   const auto& strings = dataset.prompts();
   Prompt out;
   std::string full;
-  if (options.system_in_prompt) {
+  if (options.system_in_prompt && dataset.task() != Task::kRtllm2) {
     full = (dataset.task() == Task::kSpecToRtl ? strings.spec_to_rtl().system_msg()
                                                : strings.code_complete().system_msg()) +
            "\n";
@@ -27,7 +27,12 @@ StatusOr<Prompt> BuildPrompt(const Dataset& dataset, const Problem& problem,
     if (!prefix.ok()) return prefix.status();
     full += *prefix;
   }
-  if (IsVerilogEvalV1(dataset.task())) {
+  if (dataset.task() == Task::kRtllm2) {
+    // RTLLM's README: each design's description is the model's input as it stands (it opens
+    // "Please act as a professional verilog designer." and closes "Give me the complete
+    // code."); no system message.
+    full += problem.prompt;
+  } else if (IsVerilogEvalV1(dataset.task())) {
     // Upstream's prompt: the description, then the header the completion continues.
     out.system = strings.code_complete().system_msg();
     full += problem.prompt;

@@ -1,6 +1,7 @@
 // Builds the prompt a model is given for a problem, byte-identical to verilog-eval's
 // sv-generate: optional in-context examples, the question, optional rules, the
-// [BEGIN]/[DONE] instruction unless explanations are allowed, and the system message.
+// [BEGIN]/[DONE] instruction unless explanations are allowed, and the system message. RTLLM's
+// prompt is its description as it stands, with no system message.
 #pragma once
 
 #include <string>

@@ -12,13 +12,15 @@ std::string_view TaskName(Task task) {
       return "verilog-eval-v1-human";
     case Task::kVerilogEvalV1Machine:
       return "verilog-eval-v1-machine";
+    case Task::kRtllm2:
+      return "rtllm2";
   }
   return "spec-to-rtl";
 }
 
 namespace {
 constexpr Task kTasks[] = {Task::kSpecToRtl, Task::kCodeComplete, Task::kVerilogEvalV1Human,
-                           Task::kVerilogEvalV1Machine};
+                           Task::kVerilogEvalV1Machine, Task::kRtllm2};
 }  // namespace
 
 StatusOr<Task> ParseTask(std::string_view name) {
@@ -36,11 +38,31 @@ std::string TaskChoices() {
 }
 
 std::string_view BenchmarkName(Task task) {
+  if (task == Task::kRtllm2) return "rtllm";
   return IsVerilogEvalV1(task) ? "verilog-eval-v1" : "verilog-eval-v2";
 }
 
 std::string_view BenchmarkVersion(Task task) {
+  if (task == Task::kRtllm2) return "2.0";
   return IsVerilogEvalV1(task) ? "1.0.0" : "2.0";
+}
+
+StatusOr<Task> FirstTaskOf(std::string_view benchmark) {
+  for (Task task : kTasks)
+    if (BenchmarkName(task) == benchmark) return task;
+  return Status::InvalidArgument("unknown benchmark '" + std::string(benchmark) + "' (expected " +
+                                 BenchmarkChoices() + ")");
+}
+
+std::string BenchmarkChoices() {
+  std::string choices;
+  std::string_view last;
+  for (Task task : kTasks) {
+    if (BenchmarkName(task) == last) continue;
+    last = BenchmarkName(task);
+    choices += (choices.empty() ? "" : " | ") + std::string(last);
+  }
+  return choices;
 }
 
 bool IsVerilogEvalV1(Task task) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "harness/failure_category.h"
+#include "harness/grader.h"
 #include "harness/testbench_hardening.h"
 
 namespace evald {
@@ -19,7 +20,7 @@ Calibration CalibrateProblem(SandboxWorker& worker, SimulatorKind simulator,
                              const SimulatorLimits& limits, const Problem& problem,
                              DesignRun* run_out) {
   Calibration cal;
-  const std::string design = ReferenceAsDesign(problem.reference);
+  const std::string design = ReferenceDesign(problem);
   GradedRun graded = RunAndClassify(worker, simulator, limits, problem, design, nullptr);
   const Verdict& v = graded.verdict;
   if (run_out) *run_out = std::move(graded.run);

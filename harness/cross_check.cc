@@ -1,9 +1,12 @@
 #include "harness/cross_check.h"
 
+#include <set>
+
 #include "base/hash.h"
 #include "harness/counterexample_replay.h"
 #include "harness/formal_fidelity.h"
 #include "harness/grader.h"
+#include "harness/judge_renaming.h"
 #include "harness/testbench_hardening.h"
 
 namespace evald {
@@ -54,11 +57,29 @@ FormalRun RunFormalJob(SandboxWorker& worker, const Problem& problem, const std:
   return ParseFormalResponse(*response, options);
 }
 
-}  // namespace
+// A self-checking benchmark's problem in the shape formal and its replay read (verilog-eval's):
+// the reference's top named RefModule and its other names made the judge's (a design's own
+// `full_adder` must not clash with the reference's), the design's module under test TopModule.
+struct VerilogEvalShape {
+  Problem problem;
+  std::string design;
+};
+VerilogEvalShape InVerilogEvalShape(const Problem& problem, const std::string& design) {
+  const GradingSetup& setup = problem.setup;
+  if (setup.IsVerilogEval()) return {problem, design};
+  VerilogEvalShape shape{problem, RenameIdentifier(design, setup.design_module, "TopModule")};
+  std::set<std::string, std::less<>> keep = {setup.reference_module};
+  const InterfaceReading ports = ReadModuleInterface(problem.reference, setup.reference_module);
+  for (const auto& p : ports.interface.ports) keep.insert(p.name);
+  shape.problem.reference = RenameIdentifier(RenameJudgeNames(problem.reference, keep, "judge"),
+                                             setup.reference_module, "RefModule");
+  shape.problem.setup = GradingSetup{};
+  return shape;
+}
 
-FormalVerdict CheckEquivalence(SandboxWorker& worker, const Problem& problem,
-                               const std::string& design, const FormalOptions& options,
-                               const SimulatorLimits& replay_limits) {
+FormalVerdict CheckShapedEquivalence(SandboxWorker& worker, const Problem& problem,
+                                     const std::string& design, const FormalOptions& options,
+                                     const SimulatorLimits& replay_limits) {
   // What Yosys would read differently from the simulator is not judged at all: a proof of
   // another design would make a strict pass of this one.
   if (FidelityFinding f = CheckFormalFidelity(design); !f.faithful) {
@@ -88,8 +109,18 @@ FormalVerdict CheckEquivalence(SandboxWorker& worker, const Problem& problem,
   return v;
 }
 
-SynthStats Synthesize(SandboxWorker& worker, const std::string& design, uint32_t cpu_seconds) {
-  sandbox::JobRequest job = BuildSynthesisJob(design, "TopModule", RandomHex(8), cpu_seconds);
+}  // namespace
+
+FormalVerdict CheckEquivalence(SandboxWorker& worker, const Problem& problem,
+                               const std::string& design, const FormalOptions& options,
+                               const SimulatorLimits& replay_limits) {
+  const VerilogEvalShape shape = InVerilogEvalShape(problem, design);
+  return CheckShapedEquivalence(worker, shape.problem, shape.design, options, replay_limits);
+}
+
+SynthStats Synthesize(SandboxWorker& worker, const std::string& design, const std::string& top,
+                      uint32_t cpu_seconds) {
+  sandbox::JobRequest job = BuildSynthesisJob(design, top, RandomHex(8), cpu_seconds);
   auto response = worker.Run(job, std::chrono::milliseconds(job.steps(0).timeout_ms() + 10000));
   if (!response.ok()) {
     SynthStats s;

@@ -47,14 +47,17 @@ struct CrossCheck {
 };
 
 // Formal check of `design` (the compiled text) against the problem's reference, with the replay
-// of a counterexample under `replay_limits`.
+// of a counterexample under `replay_limits`. A self-checking benchmark's problem (RTLLM) is put
+// in verilog-eval's shape first: its reference's top becomes RefModule, its other names the
+// judge's, and the design's module under test TopModule.
 FormalVerdict CheckEquivalence(SandboxWorker& worker, const Problem& problem,
                                const std::string& design, const FormalOptions& options,
                                const SimulatorLimits& replay_limits);
 
-// Synthesis statistics of `design` (module TopModule), or of the reference when `design` is
-// the reference rewritten as a design.
-SynthStats Synthesize(SandboxWorker& worker, const std::string& design, uint32_t cpu_seconds);
+// Synthesis statistics of `design` (its module `top`, the problem's design module), or of the
+// reference when `design` is the reference rewritten as a design.
+SynthStats Synthesize(SandboxWorker& worker, const std::string& design, const std::string& top,
+                      uint32_t cpu_seconds);
 
 // The content address of a cross-check: Yosys's and the simulator's versions, the options, the
 // reference and the code (and evald's rules version).

@@ -34,8 +34,19 @@ StatusOr<std::string> IsolationWrapper(const ModuleInterface& interface, const I
     }
     connections += std::string(connections.empty() ? "" : ", ") + "." + p.name + "(" + copy + ")";
   }
-  return "module " + n.wrapper + " (" + ports + (ports.empty() ? "" : "\n") + ");\n" + body + "  " +
-         n.inner + " " + n.instance + " (" + connections + ");\nendmodule\n";
+  std::string declared, forwarded;
+  if (!n.forwarded_parameters.empty()) {
+    for (const auto& p : interface.parameters)
+      declared += std::string(declared.empty() ? " #(" : ", ") + "parameter " + p.name + " = " +
+                  p.default_value;
+    declared += ")";
+    for (const auto& name : n.forwarded_parameters)
+      forwarded += std::string(forwarded.empty() ? " #(" : ", ") + "." + name + "(" + name + ")";
+    forwarded += ")";
+  }
+  return "module " + n.wrapper + declared + " (" + ports + (ports.empty() ? "" : "\n") + ");\n" +
+         body + "  " + n.inner + forwarded + " " + n.instance + " (" + connections +
+         ");\nendmodule\n";
 }
 
 }  // namespace evald

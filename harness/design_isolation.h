@@ -18,6 +18,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "harness/module_interface.h"
@@ -32,6 +33,11 @@ struct IsolationNames {
   // Empty: this wrapper keeps the shared copies (the reference's). Else the hierarchical name
   // of the wrapper instance that keeps them (the design's wrapper reads them from there).
   std::string shared_inputs_from;
+  // Header parameters the testbench sets on its instance: the wrapper declares every header
+  // parameter of the interface (with its default) and hands these on to the inner module, so
+  // the design is built as the testbench asks. (The wrapper's own port widths are those of the
+  // interface's defaults: calibration shows whether the testbench's values agree with them.)
+  std::vector<std::string> forwarded_parameters;
 };
 
 // The wrapper module's text. Fails for an interface it cannot isolate: a port of unknown width,

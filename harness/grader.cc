@@ -9,6 +9,7 @@
 #include "harness/failure_category.h"
 #include "harness/integrity_check.h"
 #include "harness/result_line.h"
+#include "harness/self_checking_bench.h"
 #include "harness/verilog_lexer.h"
 
 namespace evald {
@@ -164,12 +165,25 @@ std::chrono::milliseconds JobDeadline(const SimulatorLimits& limits) {
 
 namespace {
 
+// A self-checking testbench's problem states port widths in prose, and not always (RTLLM's RAM
+// leaves its address width to the designer): there the testbench decides whether a width
+// works, as upstream's harness lets it. Names and directions are compared either way.
+ModuleInterface WithoutWidths(ModuleInterface interface) {
+  for (auto& port : interface.ports) port.width.reset();
+  return interface;
+}
+
 // The design's interface against the reference's, on the text that is compiled.
-void CheckInterface(const ModuleInterface& reference, const std::string& compiled, DesignRun* run) {
-  InterfaceReading reading = ReadModuleInterface(compiled, "TopModule");
+void CheckInterface(const ModuleInterface& reference, const GradingSetup& setup,
+                    const std::string& compiled, DesignRun* run) {
+  const std::string& module = setup.design_module;
+  InterfaceReading reading = ReadModuleInterface(compiled, module);
   switch (reading.outcome) {
     case InterfaceReading::Outcome::kFound: {
-      std::string difference = InterfaceDifference(reference, reading.interface);
+      std::string difference =
+          setup.IsVerilogEval()
+              ? InterfaceDifference(reference, reading.interface)
+              : InterfaceDifference(WithoutWidths(reference), WithoutWidths(reading.interface));
       if (!difference.empty())
         run->integrity = {true, "the interface differs from the reference's: " + difference};
       return;
@@ -181,7 +195,7 @@ void CheckInterface(const ModuleInterface& reference, const std::string& compile
       run->interface_unverified = "its port list could not be read (" + reading.problem + ")";
       return;
     case InterfaceReading::Outcome::kNotFound:
-      run->interface_unverified = "it defines no module TopModule";
+      run->interface_unverified = "it defines no module " + module;
       return;
   }
 }
@@ -226,6 +240,20 @@ bool PreprocessAndCheck(SandboxWorker& worker, SimulatorKind simulator,
 
 }  // namespace
 
+std::string ReferenceDesign(const Problem& problem) {
+  const GradingSetup& setup = problem.setup;
+  if (setup.IsVerilogEval()) return ReferenceAsDesign(problem.reference);
+  if (setup.reference_module == setup.design_module) return problem.reference;
+  return RenameIdentifier(problem.reference, setup.reference_module, setup.design_module);
+}
+
+StatusOr<HardenedBench> HardenFor(const Problem& problem, const std::string& nonce,
+                                  bool stop_at_first_mismatch) {
+  if (problem.setup.pass_signal == PassSignal::kPassLine)
+    return HardenSelfCheckingBench(problem, nonce);
+  return HardenTestbench(problem.testbench, problem.reference, nonce, stop_at_first_mismatch);
+}
+
 std::string CompiledText(const std::string& preprocessed) {
   // Line ends as the simulators' preprocessors read them (ivlpp takes a lone carriage return
   // for one): no byte is left whose meaning a lexer could read another way.
@@ -238,14 +266,15 @@ DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
   run.limits = limits;
   run.nonce = RandomHex(8);
   const std::string secret = RandomHex(kResultSecretLength / 2);
-  auto bench = HardenTestbench(problem.testbench, problem.reference, run.nonce,
-                               limits.stop_at_first_mismatch);
+  auto bench = HardenFor(problem, run.nonce, limits.stop_at_first_mismatch);
   if (!bench.ok()) {
     run.bench_status = bench.status();
     return run;
   }
   run.tag = ResultTag(secret);
   run.stopped_at_first_mismatch = bench->stops_at_first_mismatch;
+  run.pass_lines = bench->pass_lines;
+  run.pass_texts = bench->pass_texts;
   if (simulator == SimulatorKind::kVerilator && !worker.layers().ContainsNativeCode()) {
     run.status = Status::Unavailable("refusing to run Verilator outside a complete sandbox (" +
                                      worker.layers().Describe() + ")");
@@ -257,7 +286,7 @@ DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
   if (run.integrity.violation) return run;
   std::string compiled;
   if (!PreprocessAndCheck(worker, simulator, limits, design, &run, &compiled)) return run;
-  CheckInterface(bench->interface, compiled, &run);
+  CheckInterface(bench->interface, problem.setup, compiled, &run);
   if (run.integrity.violation) return run;
   auto response =
       worker.Run(BuildSimulationJob(simulator, *bench, compiled, run.nonce, secret, limits),
@@ -371,6 +400,62 @@ bool ClassifyBeforeCompile(const DesignRun& run, SimulatorKind simulator,
   return true;
 }
 
+// The verdict from a self-checking testbench's tagged pass and failure lines.
+void ClassifyPassLines(const DesignRun& run, const StepResult& sim, const Calibration* calibration,
+                       Verdict* v) {
+  PassLines lines = ScanPassLines(sim.output(), sim.error_output(), run.tag, run.pass_texts);
+  v->samples_checked = lines.pass;
+  v->mismatches = lines.fail;
+  if (lines.forged > 0) {
+    v->category = category::kIntegrity;
+    v->detail =
+        "the output carries the testbench's pass line, printed by the design (forged "
+        "result)";
+    return;
+  }
+  if (sim.outcome() == StepResult::SIGNALED) {
+    v->category = category::kRuntimeMismatch;
+    v->detail = "simulator died with signal " + std::to_string(sim.signal());
+    return;
+  }
+  if (lines.fail > 0) {
+    v->category = category::kRuntimeMismatch;
+    v->detail = "the testbench reports a failure: " + lines.first_fail;
+    return;
+  }
+  if (lines.pass == 0) {
+    v->category = category::kRuntimeMismatch;
+    v->detail = "simulation ended without the testbench's pass line";
+    return;
+  }
+  if (sim.exit_code() != 0) {
+    v->category = category::kRuntimeMismatch;
+    v->detail = "simulator exited with status " + std::to_string(sim.exit_code());
+    return;
+  }
+  if (calibration == nullptr) {
+    v->passed = true;
+    v->category = category::kPass;
+    v->detail = "reference passes its testbench";
+    return;
+  }
+  if (lines.pass != calibration->samples_checked) {
+    v->category = category::kRuntimeMismatch;
+    v->detail = "the testbench printed its pass line " + std::to_string(lines.pass) +
+                " times, for the reference " + std::to_string(calibration->samples_checked);
+    return;
+  }
+  if (!run.interface_unverified.empty()) {
+    v->category = category::kIntegrity;
+    v->detail =
+        "the interface could not be checked against the reference's: " + run.interface_unverified;
+    return;
+  }
+  v->passed = true;
+  v->category = category::kPass;
+  v->detail = "pass";
+}
+
 // The verdict from the simulation's output once it compiled and ran.
 void ClassifySimulation(const DesignRun& run, const StepResult& sim, const std::string& design,
                         const std::string& log, const Calibration* calibration, Verdict* v) {
@@ -480,7 +565,7 @@ Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::st
   // Keep only the design's own module names in messages.
   log = py::ReplaceAll(log, "_" + nonce, "");
   v.log = Bound(log);
-  v.benchmark = BenchmarkVerdict(log, design);
+  v.benchmark = run.pass_lines ? RtllmUpstreamLetter(false, "") : BenchmarkVerdict(log, design);
   v.compile_seconds = compile.wall_ms() / 1000.0;
 
   if (LimitVerdict(compile, run.oom_killed, run.limits.compile_address_space, "compilation", &v))
@@ -494,11 +579,22 @@ Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::st
     return v;
   }
   const StepResult& sim = steps[1];
+  if (run.pass_lines) {
+    // What upstream reads: the simulation's output, the testbench's lines as it prints them.
+    std::string printed = sim.output() + sim.error_output();
+    for (const char* label : {" PASS ", " FAIL "})
+      printed = py::ReplaceAll(printed, run.tag + label, "");
+    v.benchmark = RtllmUpstreamLetter(true, printed);
+  }
   v.simulate_seconds = sim.wall_ms() / 1000.0;
   v.simulate_cpu_seconds = sim.cpu_ms() / 1000.0;
   if (LimitVerdict(sim, run.oom_killed, run.limits.simulate_address_space, "simulation", &v))
     return v;
-  ClassifySimulation(run, sim, design, log, calibration, &v);
+  if (run.pass_lines) {
+    ClassifyPassLines(run, sim, calibration, &v);
+  } else {
+    ClassifySimulation(run, sim, design, log, calibration, &v);
+  }
   return v;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "datasets/dataset.h"
 #include "harness/cross_check.h"
@@ -79,8 +80,20 @@ struct DesignRun {
   sandbox::StepResult preprocess;  // the simulator's preprocessor over the design alone
   sandbox::JobResponse response;   // compile and simulate, when the checks let it run
   int ipc_objects_left = 0;        // System V IPC objects the jobs left behind
-  std::string compiled;            // the checked, preprocessed text that was compiled
+  // A self-checking testbench (self_checking_bench.h): the verdict is its tagged pass and
+  // failure lines, and a line carrying one of `pass_texts` untagged is a forgery.
+  bool pass_lines = false;
+  std::vector<std::string> pass_texts;
+  std::string compiled;  // the checked, preprocessed text that was compiled
 };
+
+// The reference as a design of the problem: its top module renamed to the module the testbench
+// instantiates (verilog-eval: RefModule -> TopModule).
+std::string ReferenceDesign(const Problem& problem);
+
+// The testbench of a run, hardened for this problem's way of grading.
+StatusOr<HardenedBench> HardenFor(const Problem& problem, const std::string& nonce,
+                                  bool stop_at_first_mismatch);
 
 // The text that is compiled: the simulator's preprocessor output with every line end made "\n"
 // and its comments removed (StripComments), checked by CheckCompiledDesign.

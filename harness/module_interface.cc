@@ -255,6 +255,20 @@ class InterfaceReader {
     }
   }
 
+  // NAME = VALUE of each header parameter, VALUE as the source writes it.
+  void RecordHeaderParameters(TokenRange r, ModuleInterface* out) {
+    for (TokenRange item : SplitCommas(t_, r)) {
+      size_t eq = item.begin;
+      while (eq < item.end && !IsPunct(t_, eq, '=')) ++eq;
+      if (eq >= item.end || eq + 1 >= item.end || !IsName(t_, eq - 1)) continue;
+      const char* begin = t_[eq + 1].text.data();
+      const auto& last = t_[item.end - 1].text;
+      out->parameters.push_back(
+          {std::string(t_[eq - 1].text),
+           std::string(begin, static_cast<size_t>(last.data() + last.size() - begin))});
+    }
+  }
+
   void ReadBodyParameters(size_t body, size_t end, const ProceduralRegions& regions) {
     for (size_t i = body; i < end; ++i) {
       if (regions.procedural[i]) continue;
@@ -278,6 +292,7 @@ class InterfaceReader {
       size_t close = CloseGroup(t_, i + 1, t_.size());
       if (close > t_.size() - 0 || close == t_.size()) return Fail(i, "an unclosed parameter list");
       DefineParameters({i + 2, close - 1});
+      RecordHeaderParameters({i + 2, close - 1}, out);
       i = close;
     }
     TokenRange ports{0, 0};

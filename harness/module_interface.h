@@ -32,9 +32,16 @@ struct PortDeclaration {
 
 std::string_view DirectionName(PortDeclaration::Direction d);
 
+// A parameter of the module's header, `#(parameter NAME = VALUE, ...)`, in header order.
+struct HeaderParameter {
+  std::string name;
+  std::string default_value;  // its expression as written
+};
+
 struct ModuleInterface {
   std::string module;
   std::vector<PortDeclaration> ports;
+  std::vector<HeaderParameter> parameters;
   const PortDeclaration* Find(std::string_view name) const;
 };
 

@@ -83,6 +83,7 @@ sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& 
   (*job.mutable_files())[f.design] = design;
   (*job.mutable_files())[f.testbench] = bench.testbench;
   (*job.mutable_files())[f.reference] = bench.reference;
+  for (const auto& [name, content] : bench.data_files) (*job.mutable_files())[name] = content;
   job.set_stop_on_failure(true);
   auto* compile = job.add_steps();
   *compile = StepUnderLimits(limits, true);
@@ -91,18 +92,32 @@ sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& 
     for (const std::string& a :
          {std::string("iverilog"), std::string("-Wall"), std::string("-Winfloop"),
           std::string("-Wno-timescale"), std::string("-g2012"), std::string("-s"), bench.top,
-          std::string("-o"), f.binary, f.design, f.testbench, f.reference})
+          std::string("-o"), f.binary})
       compile->add_argv(a);
+    if (!bench.default_timescale.empty()) {
+      // A command file's +timescale+ is Icarus's unit before any `timescale and after `resetall.
+      const std::string commands = "timescale_" + nonce + ".f";
+      (*job.mutable_files())[commands] = "+timescale+" + bench.default_timescale + "\n";
+      compile->add_argv("-c");
+      compile->add_argv(commands);
+    }
   } else {
     for (const std::string& a :
          {std::string("verilator"), std::string("--binary"), std::string("--timing"),
           std::string("-Wno-fatal"), std::string("-Wno-lint"), std::string("-Wno-style"),
           std::string("-j"), std::string("1"), std::string("--top-module"), bench.top,
-          std::string("-Mdir"), std::string("obj"), std::string("-o"), f.binary, f.design,
-          f.testbench, f.reference})
+          std::string("-Mdir"), std::string("obj"), std::string("-o"), f.binary})
       compile->add_argv(a);
+    if (!bench.default_timescale.empty()) {
+      compile->add_argv("--timescale");
+      compile->add_argv(bench.default_timescale);
+    }
   }
-  *job.add_steps() = SimulationStep(kind, f.binary, secret, limits);
+  for (const std::string& file : {f.design, f.testbench, f.reference}) compile->add_argv(file);
+  auto* simulate = job.add_steps();
+  *simulate = SimulationStep(kind, f.binary, secret, limits);
+  // The testbench reads its data files by relative path; the design may read no file at all.
+  for (const auto& entry : bench.data_files) simulate->add_keep_only(entry.first);
   return job;
 }
 

@@ -53,8 +53,10 @@ struct JobFiles {
 JobFiles JobFileNames(const std::string& nonce);
 
 // Step 0 compiles (the design first, as the benchmark does, then the testbench and the
-// reference), step 1 simulates (stop on failure) with nothing but the binary beside it, without
-// /proc, its standard error apart, and the result tag's secret on its command line.
+// reference), step 1 simulates (stop on failure) with nothing but the binary and the
+// testbench's data files beside it, without /proc, its standard error apart, and the result
+// tag's secret on its command line. A bench's default timescale is Icarus's +timescale+ (in a
+// command file) and Verilator's --timescale.
 sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& bench,
                                        const std::string& design, const std::string& nonce,
                                        const std::string& secret, const SimulatorLimits& limits);

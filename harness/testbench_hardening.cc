@@ -1,5 +1,7 @@
 #include "harness/testbench_hardening.h"
 
+#include <functional>
+#include <optional>
 #include <set>
 
 #include "base/py_text.h"
@@ -64,29 +66,44 @@ NameSet PortNames(const ModuleInterface& interface) {
 // The testbench's result and TIMEOUT displays become tagged writes to standard error:
 // $display("Mismatches: ...", a, b) -> $fdisplay(STDERR, "[evald-%0s] Mismatches: ...", tag, a, b)
 StatusOr<std::string> TagResultLines(const std::string& tb, const std::string& nonce) {
+  size_t results = 0;
+  std::string out =
+      TagDisplays(tb, nonce, [&](std::string_view body) -> std::optional<std::string> {
+        if (py::StartsWith(body, "Mismatches:")) {
+          ++results;
+          return "";
+        }
+        if (body == "TIMEOUT") return "";
+        return std::nullopt;
+      });
+  if (results == 0) return Status::Corruption("testbench prints no \"Mismatches:\" result line");
+  return out;
+}
+
+}  // namespace
+
+std::string TagDisplays(const std::string& tb, const std::string& nonce,
+                        const std::function<std::optional<std::string>(std::string_view)>& label) {
   const auto t = TokenizeVerilog(tb);
   std::string out;
-  size_t copied = 0, results = 0;
+  size_t copied = 0;
   for (size_t i = 0; i + 2 < t.size(); ++i) {
     if (t[i].kind != Kind::kSystemName || t[i].text != "$display" || t[i + 1].text != "(" ||
         t[i + 2].kind != Kind::kString)
       continue;
     const std::string_view body = t[i + 2].text;
-    const bool result = py::StartsWith(body, "Mismatches:");
-    if (!result && body != "TIMEOUT") continue;
-    results += result ? 1 : 0;
+    const auto prefix = label(body);
+    if (!prefix) continue;
     const size_t call = static_cast<size_t>(t[i].text.data() - tb.data());
     const size_t string_end = static_cast<size_t>(body.data() - tb.data()) + body.size() + 1;
     out.append(tb, copied, call - copied);
-    out += TaggedDisplayCall(nonce, std::string(body));
+    out += TaggedDisplayCall(nonce, *prefix + std::string(body));
     copied = string_end;
   }
   out.append(tb, copied, std::string::npos);
-  if (results == 0) return Status::Corruption("testbench prints no \"Mismatches:\" result line");
   return out;
 }
 
-// Inserts `text` after the header (the first ';') of module `module`.
 StatusOr<std::string> InsertAfterHeader(const std::string& source, const std::string& module,
                                         const std::string& text) {
   const auto t = TokenizeVerilog(source);
@@ -102,10 +119,8 @@ StatusOr<std::string> InsertAfterHeader(const std::string& source, const std::st
       }
     }
   }
-  return Status::Corruption("testbench has no module tb");
+  return Status::Corruption("testbench has no module " + module);
 }
-
-}  // namespace
 
 StatusOr<ModuleInterface> ReadReferenceInterface(const std::string& reference) {
   InterfaceReading reading = ReadModuleInterface(reference, "RefModule");
@@ -130,10 +145,12 @@ StatusOr<JudgeReference> PrepareJudgeReference(const std::string& reference,
   const std::string renamed =
       RenameIdentifier(RenameJudgeNames(reference, keep, nonce), "RefModule", "RefModule_" + nonce);
   auto ref_wrapper = IsolationWrapper(
-      j.interface, {j.reference_wrapper, "RefModule_" + nonce, "reference_" + nonce, nonce, ""});
+      j.interface,
+      {j.reference_wrapper, "RefModule_" + nonce, "reference_" + nonce, nonce, "", {}});
   if (!ref_wrapper.ok()) return ref_wrapper.status().Annotate("the reference cannot be isolated");
   auto dut_wrapper = IsolationWrapper(
-      j.interface, {j.design_wrapper, "TopModule", "design_" + nonce, nonce, reference_instance});
+      j.interface,
+      {j.design_wrapper, "TopModule", "design_" + nonce, nonce, reference_instance, {}});
   if (!dut_wrapper.ok()) return dut_wrapper.status().Annotate("the reference cannot be isolated");
   j.text = "`default_nettype none\n" + renamed + "\n" + *ref_wrapper + *dut_wrapper;
   return j;

@@ -17,7 +17,12 @@
 // first mismatching sample; its final block still prints the result line.
 #pragma once
 
+#include <functional>
+#include <map>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "harness/module_interface.h"
@@ -30,6 +35,13 @@ struct HardenedBench {
   std::string testbench;                 // rewritten NAME_test.sv
   std::string reference;                 // rewritten NAME_ref.sv with both isolation wrappers
   ModuleInterface interface;             // the reference's ports: what a design must match
+  // Self-checking testbenches (self_checking_bench.h): the verdict is its tagged pass and
+  // failure lines; `reference` holds the design's isolation wrapper alone.
+  bool pass_lines = false;
+  std::vector<std::string> pass_texts;  // what its pass lines say ("Your Design Passed")
+  // Beside the simulation (the testbench reads them), and the unit of files without `timescale.
+  std::map<std::string, std::string> data_files;
+  std::string default_timescale;
 };
 
 // The ports of `module RefModule` in the reference, or Corruption saying why they cannot be read.
@@ -61,6 +73,15 @@ std::string ResultTagPlusarg(const std::string& secret);
 std::string ResultTagDeclaration(const std::string& nonce);
 // `$fdisplay` to standard error of "<tag> <format>" with the tag variable.
 std::string TaggedDisplayCall(const std::string& nonce, const std::string& format);
+
+// Each `$display("TEXT", ...)` of a testbench for which `label(TEXT)` gives a prefix becomes
+// `$fdisplay(STDERR, "[evald-%0s] PREFIXTEXT", tag, ...)`: a tagged line on standard error.
+std::string TagDisplays(const std::string& testbench, const std::string& nonce,
+                        const std::function<std::optional<std::string>(std::string_view)>& label);
+
+// Inserts `text` right after the header (the first ';' at depth 0) of module `module`.
+StatusOr<std::string> InsertAfterHeader(const std::string& source, const std::string& module,
+                                        const std::string& text);
 
 // Fails (Corruption) when the testbench does not print a "Mismatches:" result line, which the
 // grader needs, or has no module `tb`, or its reference's ports cannot be isolated.

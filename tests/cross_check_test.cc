@@ -352,7 +352,7 @@ TEST_F(CrossCheckTest, SynthesisCountsCellsAreaAndDepth) {
                                 "    if (reset) q <= 0;\n"
                                 "    else if (en) q <= (q == 9) ? 0 : q + 1;\n"
                                 "endmodule\n",
-                            20);
+                            "TopModule", 20);
   ASSERT_TRUE(s.ok) << s.problem;
   EXPECT_EQ(s.flip_flops, 4);
   EXPECT_GT(s.cells, 4);

@@ -141,7 +141,7 @@ TEST(DesignIsolation, CopiesEveryPortOneWay) {
   i.ports = {{"clk", PortDeclaration::Direction::kInput, 1},
              {"in", PortDeclaration::Direction::kInput, 8},
              {"out", PortDeclaration::Direction::kOutput, 8}};
-  auto ref = IsolationWrapper(i, {"wrap_ref", "Ref", "r", "N", ""});
+  auto ref = IsolationWrapper(i, {"wrap_ref", "Ref", "r", "N", "", {}});
   ASSERT_TRUE(ref.ok());
   EXPECT_EQ(
       *ref,
@@ -150,17 +150,17 @@ TEST(DesignIsolation, CopiesEveryPortOneWay) {
       "  wire [7:0] c_N_in;\n  wire [7:0] s_N_in;\n  assign s_N_in = in;\n"
       "  assign c_N_in = s_N_in;\n  wire [7:0] c_N_out;\n  assign out = c_N_out;\n"
       "  Ref r (.clk(c_N_clk), .in(c_N_in), .out(c_N_out));\nendmodule\n");
-  auto dut = IsolationWrapper(i, {"wrap_dut", "TopModule", "d", "N", "ref1"});
+  auto dut = IsolationWrapper(i, {"wrap_dut", "TopModule", "d", "N", "ref1", {}});
   ASSERT_TRUE(dut.ok());
   EXPECT_NE(dut->find("  wire [7:0] c_N_in;\n  assign c_N_in = ref1.s_N_in;\n"), std::string::npos)
       << *dut;
   EXPECT_NE(dut->find("TopModule d (.clk(c_N_clk), .in(c_N_in), .out(c_N_out));"),
             std::string::npos);
   i.ports[1].direction = PortDeclaration::Direction::kInout;
-  EXPECT_FALSE(IsolationWrapper(i, {"wrap", "TopModule", "d", "N", ""}).ok());
+  EXPECT_FALSE(IsolationWrapper(i, {"wrap", "TopModule", "d", "N", "", {}}).ok());
   i.ports[1].direction = PortDeclaration::Direction::kInput;
   i.ports[1].width.reset();
-  EXPECT_FALSE(IsolationWrapper(i, {"wrap", "TopModule", "d", "N", ""}).ok());
+  EXPECT_FALSE(IsolationWrapper(i, {"wrap", "TopModule", "d", "N", "", {}}).ok());
 }
 
 }  // namespace

@@ -32,26 +32,34 @@ namespace evald {
 namespace {
 
 const std::string kTaskHelp =
-    TaskChoices() + " (default: a VerilogEval v1 checkout is v1-human, else spec-to-rtl)";
+    TaskChoices() +
+    " (default: a VerilogEval v1 checkout is v1-human, an RTLLM checkout rtllm2, else spec-to-rtl)";
+
+const std::string kBenchmarkHelp =
+    BenchmarkChoices() + ": the benchmark --dataset holds (its first task unless --task says)";
 
 // What every grading command takes: the dataset, the grading settings and the sandboxes.
 struct CommonFlags {
   std::string dataset;
   std::string task;
+  std::string benchmark;
   GradingFlagValues grading;
   int jobs = 2;
 };
 
 void AddCommon(CLI::App* cmd, CommonFlags* f) {
-  cmd->add_option("--dataset", f->dataset, "verilog-eval checkout or dataset_* folder")->required();
+  cmd->add_option("--dataset", f->dataset,
+                  "benchmark checkout (verilog-eval v2, VerilogEval v1, RTLLM) or dataset_* folder")
+      ->required();
   cmd->add_option("--task", f->task, kTaskHelp);
+  cmd->add_option("--benchmark", f->benchmark, kBenchmarkHelp);
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes running in parallel")->check(CLI::Range(1, 256));
   AddGradingFlags(cmd, &f->grading);
 }
 
 // The dataset, with the settings and resources the flags state.
 StatusOr<Dataset> LoadFor(const CommonFlags& f, EvalOptions* opts) {
-  auto task = TaskForDataset(f.dataset, f.task);
+  auto task = TaskForDataset(f.dataset, f.task, f.benchmark);
   if (!task.ok()) return task.status();
   auto grading = GradingSettingsOf(f.grading);
   if (!grading.ok()) return grading.status();
@@ -140,12 +148,12 @@ int RunAudit(const AuditFlags& f) {
 }
 
 struct PromptFlags {
-  std::string dataset, task, problem;
+  std::string dataset, task, benchmark, problem;
   PromptOptions options;
 };
 
 int RunPrompts(const PromptFlags& f) {
-  auto task = TaskForDataset(f.dataset, f.task);
+  auto task = TaskForDataset(f.dataset, f.task, f.benchmark);
   if (!task.ok()) return Fail(task.status());
   auto ds = Dataset::Load(f.dataset, *task);
   if (!ds.ok()) return Fail(ds.status());
@@ -219,9 +227,13 @@ void RegisterDatasetCommands(CLI::App& app, std::function<int()>* run) {
   auto p = std::make_shared<PromptFlags>();
   auto* prompts = dataset->add_subcommand(
       "prompts", "print the benchmark's prompts as JSONL (problem, system, prompt)");
-  prompts->add_option("--dataset", p->dataset, "verilog-eval checkout or dataset_* folder")
+  prompts
+      ->add_option(
+          "--dataset", p->dataset,
+          "benchmark checkout (verilog-eval v2, VerilogEval v1, RTLLM) or dataset_* folder")
       ->required();
   prompts->add_option("--task", p->task, kTaskHelp);
+  prompts->add_option("--benchmark", p->benchmark, kBenchmarkHelp);
   prompts->add_option("--shots", p->options.shots, "in-context examples (0-4)")
       ->check(CLI::Range(0, 4));
   prompts->add_flag("--rules", p->options.rules, "add the benchmark's rules (spec-to-rtl)");
@@ -234,7 +246,10 @@ void RegisterDatasetCommands(CLI::App& app, std::function<int()>* run) {
   auto c = std::make_shared<std::pair<std::string, std::string>>("", "");
   auto* cats = dataset->add_subcommand(
       "categories", "each problem's design category (fsm, sequential, arithmetic, combinational)");
-  cats->add_option("--dataset", c->first, "verilog-eval checkout or dataset_* folder")->required();
+  cats->add_option(
+          "--dataset", c->first,
+          "benchmark checkout (verilog-eval v2, VerilogEval v1, RTLLM) or dataset_* folder")
+      ->required();
   cats->add_option("--task", c->second, kTaskHelp);
   cats->callback([=] { *run = [=] { return RunCategories(c->first, c->second); }; });
 }

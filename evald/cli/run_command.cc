@@ -332,8 +332,9 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_option("--hardware", f->hardware, "where the model is served (a label)");
   cmd->add_option("--name", f->name, "checkpoint name (default: the model or file)");
   cmd->add_option("--dataset", f->dataset,
-                  "builtin, a verilog-eval checkout / dataset_* folder, or a VerilogEval v1 "
-                  "checkout / problem file (with --task verilog-eval-v1-*)");
+                  "builtin, a verilog-eval checkout / dataset_* folder, a VerilogEval v1 "
+                  "checkout / problem file (with --task verilog-eval-v1-*), or an RTLLM "
+                  "checkout (with --task rtllm2)");
   cmd->add_option("--task", f->task, TaskChoices());
   cmd->add_option("--problems", f->problems, "only these problems")->delimiter(',');
   cmd->add_option("--preset", f->preset,

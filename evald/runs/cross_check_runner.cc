@@ -27,7 +27,7 @@ void CrossCheckRunner::Run(SandboxWorker& worker, const Problem& problem, const 
                            const SimulatorTool& sim, std::string compiled, Verdict* v) {
   const CrossCheckPlan plan = PlanCrossChecks(options_, *v);
   v->cross_checked = true;
-  const std::string reference = ReferenceAsDesign(problem.reference);
+  const std::string reference = ReferenceDesign(problem);
   if (code == reference) return AsTheReference(worker, problem, plan, v);
   if (compiled.empty()) {
     auto text = CheckedDesignText(worker, sim.kind, sim.base, code);
@@ -54,7 +54,8 @@ void CrossCheckRunner::Run(SandboxWorker& worker, const Problem& problem, const 
     v->cross.formal = CheckEquivalence(worker, problem, compiled, options_.formal_options,
                                        DefaultLimits(SimulatorKind::kIcarus));
   if (plan.synthesis) {
-    v->cross.synthesis = Synthesize(worker, compiled, options_.synthesis_cpu_seconds);
+    v->cross.synthesis =
+        Synthesize(worker, compiled, problem.setup.design_module, options_.synthesis_cpu_seconds);
     v->cross.reference_synthesis = ReferenceSynthesis(worker, problem);
   }
   ++runs_;
@@ -100,8 +101,8 @@ SynthStats CrossCheckRunner::ReferenceSynthesis(SandboxWorker& worker, const Pro
     auto it = reference_synthesis_.find(problem.name);
     if (it != reference_synthesis_.end()) return it->second;
   }
-  SynthStats s =
-      Synthesize(worker, ReferenceAsDesign(problem.reference), options_.synthesis_cpu_seconds);
+  SynthStats s = Synthesize(worker, ReferenceDesign(problem), problem.setup.design_module,
+                            options_.synthesis_cpu_seconds);
   MutexLock lock(synthesis_mu_);
   return reference_synthesis_.emplace(problem.name, std::move(s)).first->second;
 }

@@ -6,6 +6,7 @@
 #include "evald/runs/grading_session.h"
 #include "evald/runs/grading_settings.h"
 #include "harness/failure_category.h"
+#include "harness/grader.h"
 #include "harness/reference_mutants.h"
 #include "harness/testbench_hardening.h"
 
@@ -96,7 +97,7 @@ StatusOr<v1::DatasetAuditReport> AuditDataset(const Dataset& dataset, const Audi
   Mutex mu;  // callbacks run on sandbox threads while later problems are added
   for (const Problem* p : problems) {
     const auto& cal = grading.calibration_records().at(p->name);
-    const std::string design = ReferenceAsDesign(p->reference);
+    const std::string design = ReferenceDesign(*p);
     std::vector<Mutant> mutants =
         cal.gradable() ? MutateDesign(design, options.mutants_per_kind) : std::vector<Mutant>{};
     v1::ProblemAudit* audit;

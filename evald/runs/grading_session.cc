@@ -5,6 +5,7 @@
 #include "evald/runs/grading_settings.h"
 #include "evald/runs/local_executor.h"
 #include "harness/failure_category.h"
+#include "harness/grader.h"
 #include "harness/testbench_hardening.h"
 #include "harness/verdict_key.h"
 
@@ -155,7 +156,7 @@ std::optional<GradeOutcome> GradingSession::Answer(const Problem& problem, const
     return out;
   }
   const DesignRun* reference = calibrations_.ReferenceRun(problem.name);
-  if (reference != nullptr && code == ReferenceAsDesign(problem.reference)) {
+  if (reference != nullptr && code == ReferenceDesign(problem)) {
     GradeOutcome out;
     out.verdict =
         ClassifyRun(*reference, ToolFor(problem).kind, code, &calibrations_.Of(problem.name));

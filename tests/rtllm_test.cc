@@ -1,0 +1,235 @@
+// RTLLM 2.0 (../shared/rtllm2) graded by evald: every design loads with the module its testbench
+// instantiates, its data files and upstream's default timescale; the references calibrate as
+// documented, each ungradable one failing the benchmark's own rule under Icarus too; evald's
+// pass/fail is upstream's rule's (run by tests/upstream/rtllm_upstream_rule.py with Icarus) but
+// for forgeries: a design that prints the pass line, or "pass", or reaches into the testbench
+// gains nothing.
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "base/file_io.h"
+#include "base/hash.h"
+#include "base/py_text.h"
+#include "datasets/code_extractor.h"
+#include "datasets/dataset.h"
+#include "datasets/prompt_builder.h"
+#include "datasets/rtllm.h"
+#include "evald/proto/eval.pb.h"
+#include "evald/runs/evaluation.h"
+#include "harness/grader.h"
+#include "test_support.h"
+
+namespace evald {
+namespace {
+
+std::string Checkout() {
+  return std::string(EVALD_SHARED_DIR) + "/rtllm2";
+}
+
+class Rtllm : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!IsRtllmCheckout(Checkout())) GTEST_SKIP() << "no ../shared/rtllm2";
+    auto ds = Dataset::Load(Checkout(), Task::kRtllm2);
+    ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+    dataset_ = std::move(*ds);
+    dir_ = "/tmp/evald-rtllm-test-" + RandomHex(6);
+    ASSERT_EQ(::mkdir(dir_.c_str(), 0755), 0);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::system(("rm -rf " + dir_).c_str());
+  }
+  const Problem& Get(const std::string& name) {
+    const Problem* p = dataset_.Find(name);
+    EXPECT_NE(p, nullptr) << name;
+    return *p;
+  }
+  Dataset dataset_;
+  std::string dir_;
+};
+
+TEST_F(Rtllm, EveryDesignLoadsWithTheModuleItsTestbenchInstantiates) {
+  ASSERT_EQ(dataset_.problems().size(), 50u);
+  for (const auto& p : dataset_.problems()) {
+    EXPECT_EQ(p.setup.pass_signal, PassSignal::kPassLine) << p.name;
+    EXPECT_EQ(p.setup.default_timescale, "1ns/1ns") << p.name;
+    EXPECT_NE(p.testbench.find(p.setup.design_module), std::string::npos) << p.name;
+    EXPECT_NE(p.reference.find("module " + p.setup.reference_module), std::string::npos) << p.name;
+    EXPECT_TRUE(py::StartsWith(p.prompt, "Please act as a professional ")) << p.name;
+  }
+  // The testbench decides, not the folder or the description: the description of
+  // freq_divbyeven names freq_diveven, its testbench instantiates freq_divbyeven.
+  EXPECT_EQ(DescribedModuleName(Get("freq_divbyeven").prompt), "freq_diveven");
+  EXPECT_EQ(Get("freq_divbyeven").setup.design_module, "freq_divbyeven");
+  EXPECT_EQ(Get("fixed_point_substractor").setup.design_module, "fixed_point_subtractor");
+  EXPECT_EQ(Get("multi_pipe_4bit").setup.reference_module, "verified_multi_pipe");
+  EXPECT_EQ(Get("adder_8bit").setup.reference_module, "verified_adder_8bit");
+  EXPECT_EQ(Get("multi_8bit").setup.reference_module, "multi_8bit");
+  // Data files travel with their problem.
+  EXPECT_EQ(Get("asyn_fifo").setup.data_files.size(), 3u);
+  EXPECT_EQ(Get("calendar").setup.data_files.count("reference.txt"), 1u);
+  EXPECT_TRUE(Get("adder_8bit").setup.data_files.empty());
+  // The layout decides the task; the benchmark is on the record; a digest per problem set.
+  EXPECT_EQ(*TaskForDataset(Checkout(), ""), Task::kRtllm2);
+  EXPECT_EQ(BenchmarkName(Task::kRtllm2), "rtllm");
+  EXPECT_EQ(BenchmarkVersion(Task::kRtllm2), "2.0");
+  auto again = Dataset::Load(Checkout(), Task::kRtllm2);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->problems_digest(), dataset_.problems_digest());
+  auto wrong = Dataset::Load(Checkout(), Task::kSpecToRtl);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().ToString().find("rtllm2"), std::string::npos);
+}
+
+TEST_F(Rtllm, ThePromptIsTheDescriptionAsItStands) {
+  const Problem& p = Get("adder_8bit");
+  auto prompt = BuildPrompt(dataset_, p, PromptOptions{});
+  ASSERT_TRUE(prompt.ok());
+  EXPECT_EQ(prompt->user, p.prompt);
+  EXPECT_EQ(prompt->SystemTurn(), "");
+  PromptOptions system_in_prompt;
+  system_in_prompt.system_in_prompt = true;
+  EXPECT_EQ(BuildPrompt(dataset_, p, system_in_prompt)->user, p.prompt);
+}
+
+TEST_F(Rtllm, TheCodeIsTheFencedBlocksThatDeclareAModule) {
+  auto fenced =
+      ExtractCode(Task::kRtllm2,
+                  "Here it is:\n```verilog\nmodule a(); endmodule\n```\nUse it like:\n"
+                  "```\nadder u(...);\n```\nand\n```verilog\nmodule b(); endmodule\n```\n",
+                  "");
+  EXPECT_EQ(fenced.method, "fence");
+  EXPECT_EQ(fenced.code, "module a(); endmodule\nmodule b(); endmodule\n");
+  auto whole = ExtractCode(Task::kRtllm2, "module a(); endmodule\n", "");
+  EXPECT_EQ(whole.method, "whole");
+  EXPECT_EQ(whole.code, "module a(); endmodule\n");
+}
+
+// Upstream's rule run with Icarus on a samples file: "problem#index" -> passed.
+std::map<std::string, bool> UpstreamRule(const std::string& samples) {
+  std::map<std::string, bool> out;
+  auto r = testing::RunShell("/usr/bin/python3 " + testing::SourceDir() +
+                             "/tests/upstream/rtllm_upstream_rule.py " + Checkout() + " " +
+                             samples + " 2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (auto line : py::SplitLines(r.output)) {
+    if (py::Strip(line).empty()) continue;
+    const size_t at = line.find("\"problem\": \"") + 12;
+    const std::string problem(line.substr(at, line.find('"', at) - at));
+    const size_t ix = line.find("\"index\": ") + 9;
+    out[problem + "#" + std::string(line.substr(ix, line.find(',', ix) - ix))] =
+        line.find("\"passed\": true") != std::string_view::npos;
+  }
+  return out;
+}
+
+v1::EvalReport EvaldRun(const std::string& samples, const std::string& json) {
+  auto r =
+      testing::RunShell(std::string(EVALD_BINARY) + " eval --dataset " + Checkout() +
+                        " --samples " + samples + " --formal off -j 2 --json " + json + " 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  v1::EvalReport parsed;
+  auto text = ReadFileBounded(json);
+  EXPECT_TRUE(text.ok());
+  if (text.ok()) {
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(*text, &parsed).ok());
+  }
+  return parsed;
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// Every reference, graded as a design: evald calibrates 46 of 50 with Icarus, and the four it
+// cannot grade fail the benchmark's own rule with Icarus as well.
+TEST_F(Rtllm, EveryReferenceCalibratesAsDocumented) {
+  EvalOptions opts;
+  opts.resources.jobs = 2;
+  auto report = CheckDataset(dataset_, opts);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->benchmark().name(), "rtllm");
+  std::map<std::string, std::string> ungradable;
+  for (const auto& p : report->problems())
+    if (!p.gradable()) ungradable[p.problem()] = p.note();
+  const std::map<std::string, std::string> expected = {
+      {"asyn_fifo", "break statements not supported"},
+      {"clkgenerator", "Test completed with"},
+      {"radix2_div", "expected=00f6, got=faf1"},
+      {"ring_counter", "Cannot assign to array"}};
+  ASSERT_EQ(ungradable.size(), expected.size());
+  for (const auto& [name, reason] : expected) {
+    ASSERT_EQ(ungradable.count(name), 1u) << name;
+    EXPECT_NE(ungradable[name].find(reason), std::string::npos) << name << ": " << ungradable[name];
+  }
+  std::string lines;
+  for (const auto& p : dataset_.problems())
+    lines +=
+        "{\"problem\": \"" + p.name + "\", \"code\": " + JsonString(ReferenceDesign(p)) + "}\n";
+  const std::string samples = dir_ + "/references.jsonl";
+  ASSERT_TRUE(WriteFileAtomic(samples, lines).ok());
+  for (const auto& [key, passed] : UpstreamRule(samples)) {
+    const std::string name = key.substr(0, key.find('#'));
+    EXPECT_EQ(passed, expected.count(name) == 0) << name;
+  }
+}
+
+// Hostile designs for adder_8bit, each wrong (sum stuck at 0) unless said otherwise.
+TEST_F(Rtllm, APrintedPassLinePassesUpstreamAndFailsHere) {
+  const std::string head =
+      "module adder_8bit(input [7:0] a, input [7:0] b, input cin, output [7:0] sum, "
+      "output cout);\n";
+  const std::string wrong = "  assign sum = 8'd0;\n  assign cout = 1'b0;\n";
+  const std::string right = "  assign {cout, sum} = a + b + cin;\n";
+  const std::vector<std::pair<std::string, char>> designs = {
+      // the testbench's own pass line, printed by the design
+      {head + wrong + "  initial #2000 $display(\"===========Your Design Passed===========\");\n",
+       'I'},
+      // any text with "pass" in it: upstream's substring test takes it
+      {head + wrong + "  initial $display(\"bypass\");\n", 'R'},
+      // the testbench's error counter, held at 0 from the design by hierarchical name
+      {head + wrong + "  initial force testbench.error = 0;\n", 'I'},
+      // a right design: passes both
+      {head + right, '.'},
+  };
+  std::string lines;
+  for (const auto& [code, letter] : designs)
+    lines += "{\"problem\": \"adder_8bit\", \"code\": " + JsonString(code + "endmodule\n") + "}\n";
+  const std::string samples = dir_ + "/hostile.jsonl";
+  ASSERT_TRUE(WriteFileAtomic(samples, lines).ok());
+  auto upstream = UpstreamRule(samples);
+  auto report = EvaldRun(samples, dir_ + "/report.json");
+  ASSERT_EQ(report.samples_size(), static_cast<int>(designs.size()));
+  EXPECT_EQ(report.task(), "rtllm2");
+  for (const auto& s : report.samples()) {
+    const char letter = designs[s.index()].second;
+    EXPECT_EQ(s.verdict(), std::string(1, letter)) << s.index() << ": " << s.detail();
+    EXPECT_TRUE(upstream["adder_8bit#" + std::to_string(s.index())])
+        << "upstream's rule no longer passes hostile design " << s.index();
+    // Upstream's letter where the design ran (a design refused before compiling never does).
+    if (s.verdict() != "I" || s.benchmark_verdict() != "?") {
+      EXPECT_EQ(s.benchmark_verdict(), ".") << s.index();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace evald
