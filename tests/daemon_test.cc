@@ -200,6 +200,39 @@ TEST_F(DaemonTest, AVerilogEvalV1RunIsGradedAndKeptApart) {
   EXPECT_NE(cmp.body.find("different problem sets"), std::string::npos) << cmp.body;
 }
 
+// RTLLM 2.0 through the daemon: an operator-served checkout, a run of task rtllm2, a right
+// design and one that prints the testbench's pass line: pass@1 0.5, the benchmark on the run.
+TEST_F(DaemonTest, AnRtllmRunIsGradedWithItsPassLineUnforgeable) {
+  const std::string checkout = std::string(EVALD_SHARED_DIR) + "/rtllm2";
+  if (!IsRegularFile(checkout + "/auto_run.py")) GTEST_SKIP() << "no ../shared/rtllm2";
+  StartDaemon("--dataset rtllm=" + checkout);
+  const std::string head =
+      "module adder_8bit(input [7:0] a, input [7:0] b, input cin, output [7:0] sum, "
+      "output cout);\\n";
+  const std::string right = head + "  assign {cout, sum} = a + b + cin;\\nendmodule\\n";
+  const std::string forged = head +
+                             "  assign {cout, sum} = 9'd0;\\n  initial #2000 $display(\\\"="
+                             "==========Your Design Passed===========\\\");\\nendmodule\\n";
+  v1::CreateRunRequest req;
+  req.mutable_spec()->set_dataset("rtllm");
+  req.mutable_spec()->set_task("rtllm2");
+  req.set_samples_jsonl("{\"problem\": \"adder_8bit\", \"code\": \"" + right + "\"}\n" +
+                        "{\"problem\": \"adder_8bit\", \"code\": \"" + forged + "\"}\n");
+  auto created = Post("/v1/runs", Json(req));
+  ASSERT_EQ(created.status, 201) << created.body;
+  v1::Run run = WaitForRun(Parse<v1::Run>(created.body).id());
+  ASSERT_EQ(run.state(), v1::SUCCEEDED) << run.state_reason();
+  EXPECT_EQ(run.samples_done(), 2);
+  EXPECT_NEAR(run.summary().pass_at().at("1"), 0.5, 1e-9);
+  EXPECT_EQ(run.benchmark().name(), "rtllm");
+  EXPECT_EQ(run.benchmark().version(), "2.0");
+  EXPECT_EQ(run.benchmark().problems(), 50);
+  auto report = Parse<v1::EvalReport>(Get("/v1/runs/" + run.id() + "/report").body);
+  ASSERT_EQ(report.samples_size(), 2);
+  for (const auto& s : report.samples())
+    EXPECT_EQ(s.verdict(), s.index() == 0 ? "." : "I") << s.index() << ": " << s.detail();
+}
+
 // Planning, tiers and the train-vs-serve report through the API.
 TEST_F(DaemonTest, PlanTiersAndTrainServeReport) {
   StartDaemon();

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# RTLLM 2.0 graded by evald against the benchmark's own rule run the plain way (each sample
+# compiled with `iverilog -g2012` beside its testbench and data files in a copy of the design's
+# folder, simulated for at most 8 s, "pass"/"Pass" in the output: tests/upstream/
+# rtllm_upstream_rule.py, with the same number of workers), on the same samples, in one run:
+# samples/s of each and the ratio, and every sample whose pass/fail differs, with evald's
+# verdict and detail, so that each difference can be justified.
+#   bench/rtllm_throughput.sh [--checkout DIR] [--samples FILE] [--jobs 2]
+# Samples: FILE (one JSON object a line, "problem" and "code", e.g. RTLLM's own LLM outputs),
+# or by default each reference (its top renamed to the module the testbench instantiates) and
+# the text mutants of bench/make_sample_set.py applied to it, each once. Needs a build
+# (scripts/setup.sh) and /usr/bin/python3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CHECKOUT=../shared/rtllm2
+SAMPLES=""
+JOBS=2
+source bench/args.sh
+parse_args "CHECKOUT SAMPLES JOBS" "$@"
+EVALD=${EVALD:-$(find_evald)}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+if [ -n "$SAMPLES" ]; then
+  cp "$SAMPLES" "$TMP/samples.jsonl"
+else
+  /usr/bin/python3 - "$CHECKOUT" "$TMP" <<'PY'
+import importlib.util, json, os, re, sys
+root, out = sys.argv[1], sys.argv[2]
+spec = importlib.util.spec_from_file_location("make_sample_set", "bench/make_sample_set.py")
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+sys.path.insert(0, "tests/upstream")
+import rtllm_upstream_rule as rule
+declared = lambda text: re.findall(r"^\s*module\s+(\w+)", text, re.M)
+with open(f"{out}/samples.jsonl", "w") as sf:
+    for name, folder in sorted(rule.design_folders(root).items()):
+        ref_file = [f for f in os.listdir(folder) if f.startswith("verified_")][0]
+        ref = open(os.path.join(folder, ref_file), errors="replace").read()
+        tb = open(os.path.join(folder, "testbench.v"), errors="replace").read()
+        mods = declared(ref)
+        # the module the testbench instantiates, among the names the files give (as evald)
+        dut = [c for c in set(mods + [name]) if re.search(r"\b%s\b" % c, tb) and c not in declared(tb)][0]
+        top = "verified_" + dut if "verified_" + dut in mods else (dut if dut in mods else mods[0])
+        body = re.sub(r"\b%s\b" % top, dut, ref)
+        seen = {body}
+        sf.write(json.dumps({"problem": name, "code": body}) + "\n")
+        for _, mutate in m.MUTATIONS:
+            mutant = mutate(body)
+            if mutant not in seen:
+                seen.add(mutant)
+                sf.write(json.dumps({"problem": name, "code": mutant}) + "\n")
+PY
+fi
+COUNT=$(wc -l < "$TMP/samples.jsonl")
+now() { date +%s.%N; }
+t0=$(now)
+/usr/bin/python3 tests/upstream/rtllm_upstream_rule.py "$CHECKOUT" "$TMP/samples.jsonl" "$JOBS" \
+  > "$TMP/upstream.jsonl"
+t1=$(now)
+"$EVALD" eval --dataset "$CHECKOUT" --task rtllm2 --samples "$TMP/samples.jsonl" --jobs "$JOBS" \
+  --formal off --json "$TMP/off.json" > /dev/null 2> "$TMP/off-err.txt"
+t2=$(now)
+"$EVALD" eval --dataset "$CHECKOUT" --task rtllm2 --samples "$TMP/samples.jsonl" --jobs "$JOBS" \
+  --json "$TMP/default.json" > /dev/null 2> "$TMP/default-err.txt"
+t3=$(now)
+/usr/bin/python3 - "$TMP" "$COUNT" "$t0" "$t1" "$t2" "$t3" <<'PY'
+import json, sys
+tmp, count = sys.argv[1], int(sys.argv[2])
+t0, t1, t2, t3 = map(float, sys.argv[3:7])
+up = {}
+for line in open(f"{tmp}/upstream.jsonl"):
+    r = json.loads(line); up[(r["problem"], r["index"])] = r
+print(f"samples={count}")
+print(f"  upstream's rule with Icarus (plain, no sandbox): {count/(t1-t0):.2f} samples/s ({t1-t0:.1f} s)")
+print(f"  evald eval --formal off:                         {count/(t2-t1):.2f} samples/s ({t2-t1:.1f} s)"
+      f"  ratio {(t1-t0)/(t2-t1):.2f}x")
+print(f"  evald eval (default, formal on passes):          {count/(t3-t2):.2f} samples/s ({t3-t2:.1f} s)"
+      f"  ratio {(t1-t0)/(t3-t2):.2f}x")
+for name in ("off", "default"):
+    report = json.load(open(f"{tmp}/{name}.json"))
+    agree, differ = 0, []
+    for s in report["samples"]:
+        u = up.get((s["problem"], s.get("index", 0)), {})
+        if bool(s.get("passed", False)) == bool(u.get("passed", False)):
+            agree += 1
+        else:
+            differ.append((s["problem"], s.get("index", 0), u.get("passed"), s["verdict"], s.get("detail", "")[:110]))
+    print(f"  pass/fail agreement with upstream's rule ({name}): {agree}/{len(report['samples'])}")
+    for d in differ:
+        print(f"    {d[0]}#{d[1]}: upstream passed={d[2]}, evald {d[3]}: {d[4]}")
+    if name == "default":
+        refuted = sum(1 for s in report["samples"] if s.get("cross_check") == "refuted")
+        strict = sum(1 for s in report["samples"] if s.get("strict_passed"))
+        print(f"  formal (default): {refuted} passes refuted by a replayed counterexample, {strict} strict passes")
+PY
