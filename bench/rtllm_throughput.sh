@@ -57,11 +57,16 @@ t0=$(now)
 /usr/bin/python3 tests/upstream/rtllm_upstream_rule.py "$CHECKOUT" "$TMP/samples.jsonl" "$JOBS" \
   > "$TMP/upstream.jsonl"
 t1=$(now)
-"$EVALD" eval --dataset "$CHECKOUT" --task rtllm2 --samples "$TMP/samples.jsonl" --jobs "$JOBS" \
-  --formal off --json "$TMP/off.json" > /dev/null 2> "$TMP/off-err.txt"
+grade() {  # NAME [FLAGS...]: evald eval on the samples; its log printed when it fails
+  local name=$1
+  shift
+  "$EVALD" eval --dataset "$CHECKOUT" --task rtllm2 --samples "$TMP/samples.jsonl" \
+    --jobs "$JOBS" "$@" --json "$TMP/$name.json" > /dev/null 2> "$TMP/$name-err.txt" ||
+    { tail -20 "$TMP/$name-err.txt" >&2; exit 1; }
+}
+grade off --formal off
 t2=$(now)
-"$EVALD" eval --dataset "$CHECKOUT" --task rtllm2 --samples "$TMP/samples.jsonl" --jobs "$JOBS" \
-  --json "$TMP/default.json" > /dev/null 2> "$TMP/default-err.txt"
+grade default
 t3=$(now)
 /usr/bin/python3 - "$TMP" "$COUNT" "$t0" "$t1" "$t2" "$t3" <<'PY'
 import json, sys

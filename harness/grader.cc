@@ -159,7 +159,7 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
 }  // namespace
 
 std::chrono::milliseconds JobDeadline(const SimulatorLimits& limits) {
-  return std::chrono::milliseconds(static_cast<int64_t>(limits.compile_timeout_ms) +
+  return std::chrono::milliseconds(static_cast<int64_t>(CompileWallMs(limits)) +
                                    SimulateWallMs(limits) + 15000);
 }
 
@@ -570,6 +570,11 @@ Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::st
 
   if (LimitVerdict(compile, run.oom_killed, run.limits.compile_address_space, "compilation", &v))
     return v;
+  if (CompileExceededCpu(compile, run.limits)) {
+    v.category = category::kTimeout;
+    v.detail = "compilation exceeded its CPU-time limit" + Times(compile);
+    return v;
+  }
   if (compile.outcome() != StepResult::EXITED || compile.exit_code() != 0 || steps.size() < 2) {
     char c = BenchmarkLogCategory(compile.output());
     if (c == '?' || c == '.' || c == 'T') c = category::kCompileOther;

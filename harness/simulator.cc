@@ -38,10 +38,21 @@ uint32_t SimulateWallMs(const SimulatorLimits& limits) {
   return std::max<uint32_t>(limits.simulate_timeout_ms, 1000) * 2 + 20000;
 }
 
+uint32_t CompileWallMs(const SimulatorLimits& limits) {
+  return limits.compile_wall_ms != 0 ? limits.compile_wall_ms
+                                     : limits.compile_timeout_ms * 3 + 30000;
+}
+
+bool CompileExceededCpu(const sandbox::StepResult& step, const SimulatorLimits& limits) {
+  const bool failed = !(step.outcome() == sandbox::StepResult::EXITED && step.exit_code() == 0);
+  return failed && step.cpu_ms() + 50 >= limits.compile_timeout_ms;
+}
+
 sandbox::StepSpec StepUnderLimits(const SimulatorLimits& l, bool compile) {
   sandbox::StepSpec s;
   if (compile) {
-    s.set_timeout_ms(l.compile_timeout_ms);
+    s.set_timeout_ms(CompileWallMs(l));
+    s.set_cpu_limit_ms(std::max<uint32_t>(l.compile_timeout_ms, 1));
     s.set_cpu_seconds(l.compile_timeout_ms / 1000 + 2);
   } else {
     s.set_timeout_ms(SimulateWallMs(l));

@@ -17,7 +17,14 @@ StatusOr<SimulatorKind> ParseSimulator(std::string_view name);  // "iverilog" | 
 std::string_view SimulatorName(SimulatorKind kind);
 
 struct SimulatorLimits {
+  // Compiling is limited by CPU time too (each of the compiler's processes, RLIMIT_CPU, and the
+  // step's total, CompileExceededCpu); the wall clock is a backstop (CompileWallMs), so that a
+  // design whose elaboration never ends (a generate loop counting the wrong way) ends the same
+  // way on a quiet and on a loaded machine.
   uint32_t compile_timeout_ms = 30000;
+  // The compile step's wall-clock backstop; 0: three times its CPU-time limit plus 30 s. (Not
+  // part of a verdict's key: what the backstop ends is never a verdict, grader.h.)
+  uint32_t compile_wall_ms = 0;
   // The simulation's limit is CPU time, so that a verdict does not depend on what else runs:
   // the benchmark's own 30 s, narrowed per problem from the reference's CPU time. The wall
   // clock is only a backstop for a step that waits without computing (SimulateWallMs).
@@ -41,6 +48,12 @@ SimulatorLimits DefaultLimits(SimulatorKind kind);
 // wall-clock backstop: twice the limit plus 20 s.
 uint32_t SimulateCpuSeconds(const SimulatorLimits& limits);
 uint32_t SimulateWallMs(const SimulatorLimits& limits);
+// The compile step's wall-clock backstop: compile_wall_ms, or three times its CPU-time limit
+// plus 30 s.
+uint32_t CompileWallMs(const SimulatorLimits& limits);
+// A compile step that failed having used its CPU time: the compiler's process was ended by its
+// limit (the driver reports a child's SIGXCPU as a plain failure).
+bool CompileExceededCpu(const sandbox::StepResult& step, const SimulatorLimits& limits);
 
 // A sandbox step under these limits: a compile step (its timeout and address space) or a
 // simulation step (the CPU-time limit and its wall-clock backstop).

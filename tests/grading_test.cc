@@ -68,7 +68,7 @@ TEST_F(GradingTest, CorrectDesignPasses) {
 TEST_F(GradingTest, AWallClockBackstopIsTheMachinesFaultNeverAVerdict) {
   Grade("Bi01_and_gate", "");  // calibrated with the normal limits
   SimulatorLimits limits = DefaultLimits(SimulatorKind::kIcarus);
-  limits.compile_timeout_ms = 1;
+  limits.compile_wall_ms = 1;
   Verdict v = GradeDesign(
       *worker_, SimulatorKind::kIcarus, limits, *dataset_->Find("Bi01_and_gate"),
       std::string(kAndHeader) + "  assign out = a & b;\nendmodule\n", &cal_.at("Bi01_and_gate"));
@@ -77,6 +77,36 @@ TEST_F(GradingTest, AWallClockBackstopIsTheMachinesFaultNeverAVerdict) {
   EXPECT_FALSE(v.cacheable);
   EXPECT_NE(v.detail.find("the machine is too loaded"), std::string::npos) << v.detail;
   EXPECT_NE(v.detail.find("3 times"), std::string::npos) << v.detail;
+}
+
+// A design whose elaboration never ends (a generate loop counting the wrong way: RTLLM's
+// multi_pipe_4bit mutated) is ended by the compiler's CPU time, not by the wall clock: the same
+// 'T' on a quiet machine and on one whose every core is busy (formerly the wall clock ended it
+// first under load: '!').
+TEST_F(GradingTest, ARunawayElaborationEndsByCpuTimeWhateverTheLoad) {
+  Grade("Bi01_and_gate", "");
+  SimulatorLimits limits = DefaultLimits(SimulatorKind::kIcarus);
+  limits.compile_timeout_ms = 2000;
+  const std::string runaway = std::string(kAndHeader) +
+                              "  wire [7:0] w [0:3];\n  genvar i;\n"
+                              "  for (i = 0; i < 4; i = i - 1) begin : g\n"
+                              "    assign w[i] = 8'd0;\n  end\n"
+                              "  assign out = a & b;\nendmodule\n";
+  auto grade = [&] {
+    return GradeDesign(*worker_, SimulatorKind::kIcarus, limits, *dataset_->Find("Bi01_and_gate"),
+                       runaway, &cal_.at("Bi01_and_gate"));
+  };
+  Verdict quiet = grade();
+  EXPECT_EQ(quiet.category, 'T') << quiet.detail;
+  EXPECT_NE(quiet.detail.find("compilation exceeded its CPU-time limit"), std::string::npos)
+      << quiet.detail;
+  EXPECT_TRUE(quiet.cacheable);
+  // Every core busy: the same letter.
+  testing::RunShell(
+      "for i in 1 2 3 4; do timeout 60 sh -c 'while :; do :; done' >/dev/null 2>&1 & done");
+  Verdict loaded = grade();
+  testing::RunShell("pkill -f \"while :; do :; done\" || true");
+  EXPECT_EQ(loaded.category, quiet.category) << loaded.detail;
 }
 
 // Stopping at the first mismatch changes the count, never pass/fail or the letter.

@@ -16,6 +16,7 @@ Prints one JSON object a line: problem, index (per problem, in file order), comp
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,20 @@ def design_folders(root):
     return folders
 
 
+def run(argv, cwd, timeout):
+    """argv in its own process group, all of it killed at the timeout (iverilog's elaborator
+    runs in a child the driver does not stop): (returncode, stdout) or None on timeout."""
+    p = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=timeout)
+        return p.returncode, out
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return None
+
+
 def grade(folder, problem, code):
     work = tempfile.mkdtemp(prefix="rtllm-plain-")
     try:
@@ -52,20 +67,14 @@ def grade(folder, problem, code):
             f.write(code)
         with open(os.path.join(work, "timescale.f"), "w") as f:
             f.write("+timescale+1ns/1ns\n")
-        try:
-            c = subprocess.run(["iverilog", "-g2012", "-c", "timescale.f", "-o", "simv",
-                                problem + ".v", "testbench.v"], cwd=work,
-                               capture_output=True, timeout=COMPILE_SECONDS)
-        except subprocess.TimeoutExpired:
+        c = run(["iverilog", "-g2012", "-c", "timescale.f", "-o", "simv", problem + ".v",
+                 "testbench.v"], work, COMPILE_SECONDS)
+        if c is None or c[0] != 0 or not os.path.exists(os.path.join(work, "simv")):
             return False, False
-        if c.returncode != 0 or not os.path.exists(os.path.join(work, "simv")):
-            return False, False
-        try:
-            s = subprocess.run(["vvp", "-n", "simv"], cwd=work, capture_output=True,
-                               timeout=SIM_SECONDS)
-        except subprocess.TimeoutExpired:
+        s = run(["vvp", "-n", "simv"], work, SIM_SECONDS)
+        if s is None:
             return True, False
-        out = s.stdout.decode("utf-8", "replace")
+        out = s[1].decode("utf-8", "replace")
         return True, ("Pass" in out or "pass" in out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
