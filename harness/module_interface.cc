@@ -260,7 +260,7 @@ class InterfaceReader {
     for (TokenRange item : SplitCommas(t_, r)) {
       size_t eq = item.begin;
       while (eq < item.end && !IsPunct(t_, eq, '=')) ++eq;
-      if (eq >= item.end || eq + 1 >= item.end || !IsName(t_, eq - 1)) continue;
+      if (eq >= item.end || eq == item.begin || eq + 1 >= item.end || !IsName(t_, eq - 1)) continue;
       const char* begin = t_[eq + 1].text.data();
       const auto& last = t_[item.end - 1].text;
       out->parameters.push_back(

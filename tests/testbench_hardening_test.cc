@@ -163,5 +163,29 @@ TEST(DesignIsolation, CopiesEveryPortOneWay) {
   EXPECT_FALSE(IsolationWrapper(i, {"wrap", "TopModule", "d", "N", "", {}}).ok());
 }
 
+// A self-checking testbench that sets the design's header parameters sets them on the wrapper,
+// which declares the reference's (defaults as written) and hands on the ones set.
+TEST(DesignIsolation, HandsOnTheParametersTheTestbenchSets) {
+  InterfaceReading r = ReadModuleInterface(
+      "module m #(parameter W = 8, parameter D = $clog2(W) + 1) (input [W-1:0] a, output y);\n"
+      "endmodule\n",
+      "m");
+  ASSERT_EQ(r.outcome, InterfaceReading::Outcome::kFound);
+  ASSERT_EQ(r.interface.parameters.size(), 2u);
+  EXPECT_EQ(r.interface.parameters[0].name, "W");
+  EXPECT_EQ(r.interface.parameters[0].default_value, "8");
+  EXPECT_EQ(r.interface.parameters[1].default_value, "$clog2(W) + 1");
+  auto wrapper = IsolationWrapper(r.interface, {"wrap", "m", "d", "N", "", {"W"}});
+  ASSERT_TRUE(wrapper.ok()) << wrapper.status().ToString();
+  EXPECT_NE(wrapper->find("module wrap #(parameter W = 8, parameter D = $clog2(W) + 1) ("),
+            std::string::npos)
+      << *wrapper;
+  EXPECT_NE(wrapper->find("  m #(.W(W)) d (.a(c_N_a), .y(c_N_y));"), std::string::npos) << *wrapper;
+  // Nothing set: the wrapper has no parameters (verilog-eval's shape, unchanged).
+  auto plain = IsolationWrapper(r.interface, {"wrap", "m", "d", "N", "", {}});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->find("#("), std::string::npos) << *plain;
+}
+
 }  // namespace
 }  // namespace evald
