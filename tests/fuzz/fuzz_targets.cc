@@ -16,6 +16,7 @@
 #include "evald/samples/samples_reader.h"
 #include "harness/failure_category.h"
 #include "harness/integrity_check.h"
+#include "harness/self_checking_bench.h"
 #include "harness/testbench_hardening.h"
 #include "kernels/chat/chat_format.h"
 #include "kernels/chat/jinja/template.h"
@@ -33,8 +34,17 @@ int ExtractAndClassify(const uint8_t* data, size_t size) {
     if (code.code.empty() || code.code[0] != '\n') __builtin_trap();  // always starts with "\n"
     (void)BenchmarkVerdict(text, code.code);
   }
+  // RTLLM: the fenced blocks declaring a module, or the whole response.
+  ExtractedCode rtllm = ExtractCode(Task::kRtllm2, text, "");
+  if (rtllm.method != "fence" && rtllm.method != "whole") __builtin_trap();
+  if (rtllm.method == "whole" && rtllm.code != text) __builtin_trap();
   auto hardened = HardenTestbench(std::string(text), std::string(text), "f00d", "5ec2e7");
   (void)hardened;
+  Problem self_checking;
+  self_checking.testbench = self_checking.reference = std::string(text);
+  self_checking.setup.pass_signal = PassSignal::kPassLine;
+  self_checking.setup.design_module = self_checking.setup.reference_module = "m";
+  (void)HardenSelfCheckingBench(self_checking, "f00d");
   return 0;
 }
 
