@@ -84,6 +84,17 @@ std::vector<std::string> ParameterOverrides(const std::string& testbench, const 
   return names;
 }
 
+// The testbench with its pass and failure displays tagged; what each pass line says is added
+// to `pass_texts`.
+std::string TagVerdictLines(const std::string& testbench, const std::string& nonce,
+                            std::vector<std::string>* pass_texts) {
+  return TagDisplays(testbench, nonce, [&](std::string_view text) {
+    auto label = VerdictLabel(text);
+    if (label && *label == kPassLabel) pass_texts->push_back(PassText(text));
+    return label;
+  });
+}
+
 }  // namespace
 
 StatusOr<HardenedBench> HardenSelfCheckingBench(const Problem& problem, const std::string& nonce) {
@@ -112,16 +123,8 @@ StatusOr<HardenedBench> HardenSelfCheckingBench(const Problem& problem, const st
   if (!instance.ok())
     return Status::Corruption("the testbench's instance of " + setup.design_module + ": " +
                               instance.status().message());
-  int passes = 0;
-  tb = TagDisplays(tb, nonce, [&](std::string_view text) {
-    auto label = VerdictLabel(text);
-    if (label && *label == kPassLabel) {
-      ++passes;
-      h.pass_texts.push_back(PassText(text));
-    }
-    return label;
-  });
-  if (passes == 0)
+  tb = TagVerdictLines(tb, nonce, &h.pass_texts);
+  if (h.pass_texts.empty())
     return Status::Corruption("the testbench prints no line saying the design passed");
   auto with_tag = InsertAfterHeader(tb, h.top, ResultTagDeclaration(nonce));
   if (!with_tag.ok()) return with_tag.status();
