@@ -13,10 +13,15 @@ StatusOr<Prompt> BuildPrompt(const Dataset& dataset, const Problem& problem,
                              const PromptOptions& options) {
   if (options.shots < 0 || options.shots > 4)
     return Status::InvalidArgument("shots must be between 0 and 4");
+  if (dataset.task() == Task::kRtllm2 &&
+      (options.shots > 0 || options.rules || options.system_in_prompt))
+    return Status::InvalidArgument(
+        "RTLLM's prompt is its description as it stands: in-context examples, the rules and "
+        "the system message in the prompt do not apply to it");
   const auto& strings = dataset.prompts();
   Prompt out;
   std::string full;
-  if (options.system_in_prompt && dataset.task() != Task::kRtllm2) {
+  if (options.system_in_prompt) {
     full = (dataset.task() == Task::kSpecToRtl ? strings.spec_to_rtl().system_msg()
                                                : strings.code_complete().system_msg()) +
            "\n";

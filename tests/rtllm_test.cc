@@ -92,9 +92,16 @@ TEST_F(Rtllm, ThePromptIsTheDescriptionAsItStands) {
   ASSERT_TRUE(prompt.ok());
   EXPECT_EQ(prompt->user, p.prompt);
   EXPECT_EQ(prompt->SystemTurn(), "");
-  PromptOptions system_in_prompt;
-  system_in_prompt.system_in_prompt = true;
-  EXPECT_EQ(BuildPrompt(dataset_, p, system_in_prompt)->user, p.prompt);
+  // Options of verilog-eval's prompts are refused by name, not ignored.
+  for (auto set :
+       {+[](PromptOptions& o) { o.system_in_prompt = true; },
+        +[](PromptOptions& o) { o.rules = true; }, +[](PromptOptions& o) { o.shots = 1; }}) {
+    PromptOptions options;
+    set(options);
+    auto refused = BuildPrompt(dataset_, p, options);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().ToString().find("description as it stands"), std::string::npos);
+  }
 }
 
 TEST_F(Rtllm, TheCodeIsTheFencedBlocksThatDeclareAModule) {
