@@ -240,20 +240,6 @@ bool PreprocessAndCheck(SandboxWorker& worker, SimulatorKind simulator,
 
 }  // namespace
 
-std::string ReferenceDesign(const Problem& problem) {
-  const GradingSetup& setup = problem.setup;
-  if (setup.IsVerilogEval()) return ReferenceAsDesign(problem.reference);
-  if (setup.reference_module == setup.design_module) return problem.reference;
-  return RenameIdentifier(problem.reference, setup.reference_module, setup.design_module);
-}
-
-StatusOr<HardenedBench> HardenFor(const Problem& problem, const std::string& nonce,
-                                  bool stop_at_first_mismatch) {
-  if (problem.setup.pass_signal == PassSignal::kPassLine)
-    return HardenSelfCheckingBench(problem, nonce);
-  return HardenTestbench(problem.testbench, problem.reference, nonce, stop_at_first_mismatch);
-}
-
 std::string CompiledText(const std::string& preprocessed) {
   // Line ends as the simulators' preprocessors read them (ivlpp takes a lone carriage return
   // for one): no byte is left whose meaning a lexer could read another way.
@@ -400,6 +386,30 @@ bool ClassifyBeforeCompile(const DesignRun& run, SimulatorKind simulator,
   return true;
 }
 
+// Endings both kinds of testbench share. Each is true when it decided `v`.
+bool SimulatorDied(const StepResult& sim, Verdict* v) {
+  if (sim.outcome() != StepResult::SIGNALED) return false;
+  v->category = category::kRuntimeMismatch;
+  v->detail = "simulator died with signal " + std::to_string(sim.signal());
+  return true;
+}
+
+bool SimulatorExitedWithError(const StepResult& sim, Verdict* v) {
+  if (sim.exit_code() == 0) return false;
+  v->category = category::kRuntimeMismatch;
+  v->detail = "simulator exited with status " + std::to_string(sim.exit_code());
+  return true;
+}
+
+// It passed against a port list evald could not read: a pass needs a checked interface.
+bool InterfaceUnverified(const DesignRun& run, Verdict* v) {
+  if (run.interface_unverified.empty()) return false;
+  v->category = category::kIntegrity;
+  v->detail =
+      "the interface could not be checked against the reference's: " + run.interface_unverified;
+  return true;
+}
+
 // The verdict from a self-checking testbench's tagged pass and failure lines.
 void ClassifyPassLines(const DesignRun& run, const StepResult& sim, const Calibration* calibration,
                        Verdict* v) {
@@ -413,11 +423,7 @@ void ClassifyPassLines(const DesignRun& run, const StepResult& sim, const Calibr
         "result)";
     return;
   }
-  if (sim.outcome() == StepResult::SIGNALED) {
-    v->category = category::kRuntimeMismatch;
-    v->detail = "simulator died with signal " + std::to_string(sim.signal());
-    return;
-  }
+  if (SimulatorDied(sim, v)) return;
   if (lines.fail > 0) {
     v->category = category::kRuntimeMismatch;
     v->detail = "the testbench reports a failure: " + lines.first_fail;
@@ -428,11 +434,7 @@ void ClassifyPassLines(const DesignRun& run, const StepResult& sim, const Calibr
     v->detail = "simulation ended without the testbench's pass line";
     return;
   }
-  if (sim.exit_code() != 0) {
-    v->category = category::kRuntimeMismatch;
-    v->detail = "simulator exited with status " + std::to_string(sim.exit_code());
-    return;
-  }
+  if (SimulatorExitedWithError(sim, v)) return;
   if (calibration == nullptr) {
     v->passed = true;
     v->category = category::kPass;
@@ -445,12 +447,7 @@ void ClassifyPassLines(const DesignRun& run, const StepResult& sim, const Calibr
                 " times, for the reference " + std::to_string(calibration->samples_checked);
     return;
   }
-  if (!run.interface_unverified.empty()) {
-    v->category = category::kIntegrity;
-    v->detail =
-        "the interface could not be checked against the reference's: " + run.interface_unverified;
-    return;
-  }
+  if (InterfaceUnverified(run, v)) return;
   v->passed = true;
   v->category = category::kPass;
   v->detail = "pass";
@@ -473,21 +470,13 @@ void ClassifySimulation(const DesignRun& run, const StepResult& sim, const std::
     v->detail = "output after the testbench's result line (it must be the last)";
     return;
   }
-  if (sim.outcome() == StepResult::SIGNALED) {
-    v->category = category::kRuntimeMismatch;
-    v->detail = "simulator died with signal " + std::to_string(sim.signal());
-    return;
-  }
+  if (SimulatorDied(sim, v)) return;
   if (res.tagged == 0) {
     v->category = category::kRuntimeMismatch;
     v->detail = "simulation ended without the testbench's result line";
     return;
   }
-  if (sim.exit_code() != 0) {
-    v->category = category::kRuntimeMismatch;
-    v->detail = "simulator exited with status " + std::to_string(sim.exit_code());
-    return;
-  }
+  if (SimulatorExitedWithError(sim, v)) return;
   if (calibration == nullptr) {
     // Grading the reference itself: it defines M and whether TIMEOUT is the testbench's.
     v->passed = res.mismatches == 0;
@@ -531,13 +520,7 @@ void ClassifySimulation(const DesignRun& run, const StepResult& sim, const std::
                 " (simulation ended early)";
     return;
   }
-  if (!run.interface_unverified.empty()) {
-    // It passed against a port list evald could not read: a pass needs a checked interface.
-    v->category = category::kIntegrity;
-    v->detail =
-        "the interface could not be checked against the reference's: " + run.interface_unverified;
-    return;
-  }
+  if (InterfaceUnverified(run, v)) return;
   v->passed = true;
   v->category = category::kPass;
   v->detail =

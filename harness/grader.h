@@ -15,6 +15,7 @@
 #include "datasets/dataset.h"
 #include "harness/cross_check.h"
 #include "harness/integrity_check.h"
+#include "harness/problem_bench.h"
 #include "harness/simulator.h"
 #include "sandbox/sandbox_worker.h"
 
@@ -86,14 +87,6 @@ struct DesignRun {
   std::vector<std::string> pass_texts;
   std::string compiled;  // the checked, preprocessed text that was compiled
 };
-
-// The reference as a design of the problem: its top module renamed to the module the testbench
-// instantiates (verilog-eval: RefModule -> TopModule).
-std::string ReferenceDesign(const Problem& problem);
-
-// The testbench of a run, hardened for this problem's way of grading.
-StatusOr<HardenedBench> HardenFor(const Problem& problem, const std::string& nonce,
-                                  bool stop_at_first_mismatch);
 
 // The text that is compiled: the simulator's preprocessor output with every line end made "\n"
 // and its comments removed (StripComments), checked by CheckCompiledDesign.
