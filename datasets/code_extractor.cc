@@ -79,18 +79,51 @@ std::string FallbackMethod(const FirstPass& first, const EchoResult& echo) {
   return "whole";
 }
 
-// RTLLM publishes no extraction rule (its harness compiles the files a user writes). The
-// common practice: the fenced blocks that declare a module, joined in order (a response that
-// splits a design and its submodules over several blocks keeps them all); without fences, the
-// whole response.
-ExtractedCode ExtractRtllmCode(std::string_view response) {
-  ExtractedCode r;
+// The lines between a [BEGIN] line and a [DONE] line, as verilog-eval reads them (the markers
+// also accepted at the start / end of a line). `begun` says whether a [BEGIN] was seen, `done`
+// whether a [DONE] closed it.
+struct Marked {
+  std::vector<std::string> lines;
+  bool begun = false, done = false;
+};
+
+Marked MarkedLines(const std::vector<std::string_view>& lines) {
+  Marked m;
+  for (auto line : lines) {
+    if (!m.begun) {
+      if (Strip(line) == "[BEGIN]") {
+        m.begun = true;
+      } else if (StartsWith(LStrip(line), "[BEGIN]")) {
+        m.lines.push_back(py::ReplaceAll(LStrip(line), "[BEGIN]", ""));
+        m.begun = true;
+      }
+    } else if (!m.done) {
+      if (Strip(line) == "[DONE]") {
+        m.done = true;
+      } else if (py::EndsWith(RStrip(line), "[DONE]")) {
+        m.lines.push_back(py::ReplaceAll(RStrip(line), "[DONE]", ""));
+        m.done = true;
+      } else {
+        m.lines.emplace_back(line);
+      }
+    }
+  }
+  return m;
+}
+
+struct Fenced {
+  std::string code;  // the fenced blocks that declare a module, in order
+  bool any_fence = false;
+};
+
+Fenced FencedModules(const std::vector<std::string_view>& lines) {
+  Fenced f;
   std::string block;
-  bool inside = false, any_fence = false, has_module = false;
-  for (auto line : py::SplitLines(response)) {
+  bool inside = false, has_module = false;
+  for (auto line : lines) {
     if (StartsWith(LStrip(line), "```")) {
-      any_fence = true;
-      if (inside && has_module) r.code += block;
+      f.any_fence = true;
+      if (inside && has_module) f.code += block;
       inside = !inside;
       block.clear();
       has_module = false;
@@ -101,12 +134,35 @@ ExtractedCode ExtractRtllmCode(std::string_view response) {
     block.append(line);
     block.push_back('\n');
   }
-  if (any_fence && !r.code.empty()) {
-    r.method = "fence";
+  return f;
+}
+
+// RTLLM publishes no extraction rule (its harness compiles the files a user writes). The
+// common practice: the fenced blocks that declare a module, joined in order (a response that
+// splits a design and its submodules over several blocks keeps them all); without fences, the
+// whole response. A response to the question-answer prompt style answers between [BEGIN] and
+// [DONE]: then only what they enclose is read, by the same rule.
+ExtractedCode ExtractRtllmCode(std::string_view response) {
+  ExtractedCode r;
+  auto lines = py::SplitLines(response);
+  std::string marked_text;
+  const Marked marked = MarkedLines(lines);
+  const bool markers = marked.begun && marked.done;
+  if (markers) {
+    for (const auto& l : marked.lines) marked_text += l + "\n";
+    lines = py::SplitLines(marked_text);
+    response = marked_text;
+  } else if (marked.begun) {
+    r.notes.push_back("[BEGIN] without [DONE]: read as a response without markers");
+  }
+  Fenced fenced = FencedModules(lines);
+  if (fenced.any_fence && !fenced.code.empty()) {
+    r.method = markers ? "markers" : "fence";
+    r.code = std::move(fenced.code);
   } else {
-    r.method = "whole";
+    r.method = markers ? "markers" : "whole";
     r.code = std::string(response);
-    if (any_fence) r.notes.push_back("no fenced block declares a module");
+    if (fenced.any_fence) r.notes.push_back("no fenced block declares a module");
   }
   return r;
 }
@@ -151,31 +207,11 @@ ExtractedCode ExtractCode(Task task, std::string_view response, std::string_view
     }
   } else {
     // [BEGIN] ... [DONE], also accepted at the start / end of a line.
-    std::vector<std::string> code_lines;
-    bool start = false, end = false;
-    for (auto line : lines) {
-      if (!start) {
-        if (Strip(line) == "[BEGIN]") {
-          start = true;
-        } else if (StartsWith(LStrip(line), "[BEGIN]")) {
-          code_lines.push_back(py::ReplaceAll(LStrip(line), "[BEGIN]", ""));
-          start = true;
-        }
-      } else if (!end) {
-        if (Strip(line) == "[DONE]") {
-          end = true;
-        } else if (py::EndsWith(RStrip(line), "[DONE]")) {
-          code_lines.push_back(py::ReplaceAll(RStrip(line), "[DONE]", ""));
-          end = true;
-        } else {
-          code_lines.emplace_back(line);
-        }
-      }
-    }
-    if (start && end) {
+    const Marked marked = MarkedLines(lines);
+    if (marked.begun && marked.done) {
       r.method = "markers";
-      for (const auto& l : code_lines) out += l + "\n";
-    } else if (start) {
+      for (const auto& l : marked.lines) out += l + "\n";
+    } else if (marked.begun) {
       // The benchmark writes nothing at all when [BEGIN] is never closed.
       r.method = "markers_unterminated";
       r.notes.push_back("[BEGIN] without [DONE]: the benchmark extracts nothing");

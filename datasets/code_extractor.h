@@ -2,8 +2,9 @@
 // producing the same bytes the benchmark writes to its sample file, and records how the code
 // was found. Responses are untrusted text of any shape; extraction never fails, it may only
 // find nothing (the simulator then reports the missing module as the benchmark would).
-// RTLLM, which publishes no rule, takes the fenced blocks that declare a module, else the whole
-// response.
+// RTLLM, which publishes no rule, takes what [BEGIN]/[DONE] enclose when a response has both
+// (the question-answer prompt style asks for them), and of that the fenced blocks that declare a
+// module, else all of it.
 #pragma once
 
 #include <string>

@@ -8,6 +8,7 @@
 #include "evald/proto/compare.pb.h"
 
 #include "daemon_fixture.h"
+#include "fake_server.h"
 
 namespace evald {
 namespace {
@@ -367,6 +368,55 @@ TEST_F(DaemonTest, AnEndpointThatIsDownFailsTheRunKeepsEverySampleAndResumes) {
     EXPECT_TRUE(s.generated() && s.graded());
     EXPECT_TRUE(s.generation_error().empty());
   }
+}
+
+// An RTLLM run sampled with the question-answer prompt style: the endpoint gets the description
+// wrapped as verilog-eval wraps a spec, after its system message; the answer between [BEGIN] and
+// [DONE] is what is graded; the report says which style the prompts had.
+TEST_F(DaemonTest, AnRtllmRunSendsTheStyleOfPromptItAsksFor) {
+  const std::string checkout = std::string(EVALD_SHARED_DIR) + "/rtllm2";
+  if (!IsRegularFile(checkout + "/auto_run.py")) GTEST_SKIP() << "no ../shared/rtllm2";
+  const std::string answer =
+      "Here is the design.\n[BEGIN]\nmodule adder_8bit(input [7:0] a, input [7:0] b, input cin, "
+      "output [7:0] sum, output cout);\n  assign {cout, sum} = a + b + cin;\nendmodule\n[DONE]\n";
+  testing::FakeServer server([&](const HttpRequest& req, int) {
+    return testing::Reply(req, boost::beast::http::status::ok,
+                          R"({"choices":[{"index":0,"finish_reason":"stop","message":)"
+                          R"({"role":"assistant","content":")" +
+                              answer +
+                              R"("}}],"usage":{"prompt_tokens":9,"completion_tokens":9}})");
+  });
+  StartDaemon("--allow-endpoint 127.0.0.1/32 --dataset rtllm=" + checkout);
+  auto ck = Post("/v1/checkpoints",
+                 R"({"name":"qa","endpoint":")" + server.url() + R"(","model":"m","api":"chat"})");
+  ASSERT_EQ(ck.status, 201) << ck.body;
+  const std::string ck_id = Parse<v1::Checkpoint>(ck.body).id();
+  auto body = [&](const std::string& style) {
+    return R"({"spec":{"checkpoint_id":")" + ck_id +
+           R"(","dataset":"rtllm","task":"rtllm2","problems":["adder_8bit"],"k":[1],)" +
+           R"("sampling":{"n":1,"no_stream":true},"prompt":{"style":")" + style + R"("}}})";
+  };
+  EXPECT_EQ(Post("/v1/runs", body("PROMPT_STYLE_WRAPPED")).status, 400);
+  auto created = Post("/v1/runs", body("PROMPT_STYLE_QUESTION_ANSWER"));
+  ASSERT_EQ(created.status, 201) << created.body;
+  v1::Run run = WaitForRun(Parse<v1::Run>(created.body).id());
+  ASSERT_EQ(run.state(), v1::SUCCEEDED) << run.state_reason();
+  EXPECT_NEAR(run.summary().pass_at().at("1"), 1.0, 1e-9);
+  ASSERT_EQ(server.bodies().size(), 1u);
+  const std::string sent = server.bodies()[0];
+  EXPECT_NE(sent.find("Verilog RTL designer"), std::string::npos) << sent;
+  EXPECT_NE(sent.find("Question:\\n"), std::string::npos) << sent;
+  EXPECT_NE(sent.find("Enclose your code with [BEGIN] and [DONE]"), std::string::npos) << sent;
+  auto report = Parse<v1::EvalReport>(Get("/v1/runs/" + run.id() + "/report").body);
+  EXPECT_EQ(report.prompt().style(), v1::PROMPT_STYLE_QUESTION_ANSWER);
+  ASSERT_EQ(report.samples_size(), 1);
+  EXPECT_EQ(report.samples(0).verdict(), ".") << report.samples(0).detail();
+  // verilog-eval's prompts take no other style: refused when the run is created.
+  auto on_v2 =
+      Post("/v1/runs", R"({"spec":{"checkpoint_id":")" + ck_id +
+                           R"(","dataset":"builtin","prompt":{"style":"PROMPT_STYLE_SYSTEM"}}})");
+  EXPECT_EQ(on_v2.status, 400) << on_v2.body;
+  EXPECT_NE(on_v2.body.find("for RTLLM"), std::string::npos) << on_v2.body;
 }
 
 // A checkpoint served by two replicas, one of which dies: the run finishes on the other, and

@@ -92,16 +92,68 @@ TEST_F(Rtllm, ThePromptIsTheDescriptionAsItStands) {
   ASSERT_TRUE(prompt.ok());
   EXPECT_EQ(prompt->user, p.prompt);
   EXPECT_EQ(prompt->SystemTurn(), "");
-  // Options of verilog-eval's prompts are refused by name, not ignored.
+  // Options that do not apply to the style asked for are refused by name, not ignored.
   for (auto set :
        {+[](PromptOptions& o) { o.system_in_prompt = true; },
-        +[](PromptOptions& o) { o.rules = true; }, +[](PromptOptions& o) { o.shots = 1; }}) {
+        +[](PromptOptions& o) { o.rules = true; }, +[](PromptOptions& o) { o.explain = true; },
+        +[](PromptOptions& o) {
+          o.style = PromptStyle::kSystemMessage;
+          o.rules = true;
+        },
+        +[](PromptOptions& o) {
+          o.style = PromptStyle::kQuestionAnswer;
+          o.shots = 1;
+        }}) {
     PromptOptions options;
     set(options);
     auto refused = BuildPrompt(dataset_, p, options);
     ASSERT_FALSE(refused.ok());
-    EXPECT_NE(refused.status().ToString().find("description as it stands"), std::string::npos);
+    EXPECT_NE(refused.status().ToString().find("RTLLM"), std::string::npos)
+        << refused.status().ToString();
   }
+}
+
+// The wrappings other harnesses put around the description: a system message of its own, or
+// verilog-eval v2's question and answer, byte for byte what verilog-eval sends for a spec.
+TEST_F(Rtllm, OffersTheSystemMessageAndQuestionAnswerStyles) {
+  const Problem& p = Get("adder_8bit");
+  const auto& strings = dataset_.prompts();
+  PromptOptions system;
+  system.style = PromptStyle::kSystemMessage;
+  auto with_system = BuildPrompt(dataset_, p, system);
+  ASSERT_TRUE(with_system.ok()) << with_system.status().ToString();
+  EXPECT_EQ(with_system->user, p.prompt);
+  EXPECT_EQ(with_system->SystemTurn(), strings.spec_to_rtl().system_msg());
+  system.system_in_prompt = true;
+  auto in_prompt = BuildPrompt(dataset_, p, system);
+  ASSERT_TRUE(in_prompt.ok());
+  EXPECT_EQ(in_prompt->SystemTurn(), "");
+  EXPECT_EQ(in_prompt->user, strings.spec_to_rtl().system_msg() + "\n" + p.prompt);
+
+  // The same wrapping as a verilog-eval spec-to-rtl problem whose spec is the description.
+  auto v2 = Dataset::Load(testing::BuiltinDataset(), Task::kSpecToRtl);
+  ASSERT_TRUE(v2.ok()) << v2.status().ToString();
+  Problem as_spec = v2->problems().front();
+  as_spec.prompt = p.prompt;
+  for (bool rules : {false, true}) {
+    for (bool explain : {false, true}) {
+      PromptOptions qa{.rules = rules, .explain = explain};
+      const auto expected = BuildPrompt(*v2, as_spec, qa);
+      qa.style = PromptStyle::kQuestionAnswer;
+      const auto wrapped = BuildPrompt(dataset_, p, qa);
+      ASSERT_TRUE(wrapped.ok() && expected.ok());
+      EXPECT_EQ(wrapped->user, expected->user);
+      EXPECT_EQ(wrapped->SystemTurn(), expected->SystemTurn());
+      EXPECT_TRUE(wrapped->user.ends_with("\nAnswer:\n"));
+      EXPECT_EQ(wrapped->user.find("[BEGIN]") != std::string::npos, !explain);
+    }
+  }
+  EXPECT_FALSE(ParsePromptStyle("wrapped").ok());
+  EXPECT_EQ(*ParsePromptStyle("question-answer"), PromptStyle::kQuestionAnswer);
+  // verilog-eval's own prompts take no other style.
+  PromptOptions on_v2;
+  on_v2.style = PromptStyle::kSystemMessage;
+  EXPECT_FALSE(BuildPrompt(*v2, as_spec, on_v2).ok());
 }
 
 TEST_F(Rtllm, TheCodeIsTheFencedBlocksThatDeclareAModule) {
@@ -115,6 +167,27 @@ TEST_F(Rtllm, TheCodeIsTheFencedBlocksThatDeclareAModule) {
   auto whole = ExtractCode(Task::kRtllm2, "module a(); endmodule\n", "");
   EXPECT_EQ(whole.method, "whole");
   EXPECT_EQ(whole.code, "module a(); endmodule\n");
+}
+
+// An answer to the question-answer style: what [BEGIN] and [DONE] enclose, and of that the
+// fenced blocks when it has them; an unclosed [BEGIN] is read as a response without markers.
+TEST_F(Rtllm, AnAnswerBetweenBeginAndDoneIsWhatTheyEnclose) {
+  auto marked = ExtractCode(Task::kRtllm2,
+                            "Sure.\n[BEGIN]\nmodule a(); endmodule\n[DONE]\nmodule junk\n", "");
+  EXPECT_EQ(marked.method, "markers");
+  EXPECT_EQ(marked.code, "module a(); endmodule\n");
+  auto fenced_inside =
+      ExtractCode(Task::kRtllm2, "[BEGIN]\n```verilog\nmodule a(); endmodule\n```\n[DONE]\n", "");
+  EXPECT_EQ(fenced_inside.method, "markers");
+  EXPECT_EQ(fenced_inside.code, "module a(); endmodule\n");
+  // The markers may share a line with code, as verilog-eval reads them.
+  auto same_line = ExtractCode(Task::kRtllm2, "[BEGIN]module a();\nendmodule[DONE]\n", "");
+  EXPECT_EQ(same_line.code, "module a();\nendmodule\n");
+  auto unclosed =
+      ExtractCode(Task::kRtllm2, "[BEGIN]\n```verilog\nmodule a(); endmodule\n```\n", "");
+  EXPECT_EQ(unclosed.method, "fence");
+  EXPECT_EQ(unclosed.code, "module a(); endmodule\n");
+  ASSERT_EQ(unclosed.notes.size(), 1u);
 }
 
 // Upstream's rule run with Icarus on a samples file: "problem#index" -> passed.

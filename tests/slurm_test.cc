@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "daemon_fixture.h"
+#include "datasets/dataset.h"
 #include "evald/cluster/spool.h"
 #include "evald/proto/eval.pb.h"
 
@@ -129,11 +130,13 @@ class SlurmTest : public DaemonTest {
     return "--executor slurm --spool " + spool_ + " --slurm-poll-ms 200 --slurm-tasks " +
            std::to_string(tasks);
   }
-  // `evald eval` of the built-in samples; its report's verdicts.
-  Verdicts Eval(const std::string& flags, std::string* output = nullptr) {
+  // `evald eval` of the built-in samples (or others); its report's verdicts.
+  Verdicts Eval(const std::string& flags, std::string* output = nullptr,
+                const std::string& dataset_and_samples = "--dataset " + Builtin() + " --samples " +
+                                                         BuiltinSamplesPath()) {
     const std::string json = dir_ + "/report-" + RandomHex(4) + ".json";
-    CommandResult r = Shell(std::string(EVALD_BINARY) + " eval --dataset " + Builtin() +
-                            " --samples " + BuiltinSamplesPath() + " --json " + json + " " + flags);
+    CommandResult r = Shell(std::string(EVALD_BINARY) + " eval " + dataset_and_samples +
+                            " --json " + json + " " + flags);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     if (output != nullptr) *output = r.output;
     return r.exit_code == 0 ? VerdictsOfReport(json) : Verdicts{};
@@ -174,6 +177,47 @@ TEST_F(SlurmTest, GradesExactlyAsALocalRun) {
   EXPECT_EQ(PendingMarkers(), 0);
   EXPECT_TRUE(fs::is_empty(spool_ + "/results"));
   EXPECT_TRUE(fs::is_empty(spool_ + "/shards"));
+}
+
+// An RTLLM run: the workers load the checkout by the same folder and task, place the data
+// files beside the simulation (alu, calendar and signal_generator read one each) and read the
+// tagged pass line with the run's secret; every verdict as graded locally, the forged pass line
+// refused.
+TEST_F(SlurmTest, AnRtllmRunGradesExactlyAsALocalRun) {
+  const std::string checkout = std::string(EVALD_SHARED_DIR) + "/rtllm2";
+  if (!IsRegularFile(checkout + "/auto_run.py")) GTEST_SKIP() << "no ../shared/rtllm2";
+  auto loaded = Dataset::Load(checkout, Task::kRtllm2);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  std::string jsonl;
+  for (const char* name : {"adder_8bit", "alu", "calendar", "signal_generator"}) {
+    const Problem* p = loaded->Find(name);
+    ASSERT_NE(p, nullptr) << name;
+    // The reference under the name its testbench instantiates, and the same with the pass line
+    // printed by the design itself.
+    std::string code = std::regex_replace(p->reference, std::regex("verified_"), "");
+    const std::string forged = std::regex_replace(
+        code, std::regex("endmodule"),
+        "initial #1 $display(\"===========Your Design Passed===========\");\nendmodule",
+        std::regex_constants::format_first_only);
+    for (const std::string& c : {code, forged}) {
+      v1::SampleLine line;
+      line.set_problem(name);
+      line.set_code(c);
+      jsonl += Json(line) + "\n";
+    }
+  }
+  const std::string samples = dir_ + "/rtllm.jsonl";
+  ASSERT_TRUE(WriteFileAtomic(samples, jsonl).ok());
+  const std::string inputs = "--dataset " + checkout + " --samples " + samples;
+  const Verdicts local = Eval("", nullptr, inputs);
+  std::string log;
+  const Verdicts remote = Eval(SlurmFlags(2), &log, inputs);
+  ASSERT_EQ(local.size(), 8u);
+  EXPECT_EQ(local, remote) << log;
+  for (const auto& [sample, verdict] : local)
+    EXPECT_EQ(verdict.substr(0, 1), sample.ends_with("/0") ? "." : "I") << sample << " " << verdict;
+  EXPECT_NE(log.find("array"), std::string::npos) << log;
+  EXPECT_GT(JobsGradedByWorkers(spool_), 0) << log;
 }
 
 TEST_F(SlurmTest, AnArrayTaskCancelledMidRunIsSubmittedAgain) {

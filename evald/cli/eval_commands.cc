@@ -148,11 +148,14 @@ int RunAudit(const AuditFlags& f) {
 }
 
 struct PromptFlags {
-  std::string dataset, task, benchmark, problem;
+  std::string dataset, task, benchmark, problem, style = "benchmark";
   PromptOptions options;
 };
 
-int RunPrompts(const PromptFlags& f) {
+int RunPrompts(PromptFlags f) {
+  auto style = ParsePromptStyle(f.style);
+  if (!style.ok()) return Fail(style.status());
+  f.options.style = *style;
   auto task = TaskForDataset(f.dataset, f.task, f.benchmark);
   if (!task.ok()) return Fail(task.status());
   auto ds = Dataset::Load(f.dataset, *task);
@@ -240,6 +243,7 @@ void RegisterDatasetCommands(CLI::App& app, std::function<int()>* run) {
   prompts->add_flag("--explain", p->options.explain, "allow explanations (no [BEGIN]/[DONE])");
   prompts->add_flag("--system-in-prompt", p->options.system_in_prompt,
                     "put the system message in front of the prompt (models without a system role)");
+  prompts->add_option("--prompt-style", p->style, kPromptStyleHelp);
   prompts->add_option("--problem", p->problem, "only this problem");
   prompts->callback([=] { *run = [=] { return RunPrompts(*p); }; });
 

@@ -21,6 +21,7 @@
 #include "evald/cluster/slurm_executor.h"
 #include "evald/proto/json.h"
 #include "evald/runs/dataset_registry.h"
+#include "evald/runs/sampling_stage.h"
 #include "evald/runs/stored_run.h"
 #include "evald/server/run_records.h"
 #include "evald/server/run_requests.h"
@@ -52,6 +53,7 @@ struct Flags {
   double temperature = 0, top_p = 0, min_p = 0, timeout_s = 600;
   int64_t seed = 0;
   bool rules = false, explain = false, system_in_prompt = false, no_stream = false;
+  std::string prompt_style = "benchmark";
   std::string data, json_out, kv_cache, chat_format;
   std::string drift_base, drift_completions = "samples";
   GradingFlagValues grading;
@@ -152,6 +154,9 @@ StatusOr<v1::RunSpec> SpecOf(const Flags& f, const std::string& checkpoint_id,
   spec.mutable_prompt()->set_rules(f.rules);
   spec.mutable_prompt()->set_explain(f.explain);
   spec.mutable_prompt()->set_system_in_prompt(f.system_in_prompt);
+  auto style = ParsePromptStyle(f.prompt_style);
+  if (!style.ok()) return style.status();
+  spec.mutable_prompt()->set_style(ProtoPromptStyle(*style));
   auto* s = spec.mutable_sampling();
   s->set_preset(f.preset);
   s->set_n(f.n);
@@ -353,6 +358,7 @@ void RegisterRunCommand(CLI::App& app, std::function<int()>* run) {
   cmd->add_flag("--explain", f->explain, "allow explanations (no [BEGIN]/[DONE] instruction)");
   cmd->add_flag("--system-in-prompt", f->system_in_prompt,
                 "system message in front of the prompt, none sent apart (no system role)");
+  cmd->add_option("--prompt-style", f->prompt_style, kPromptStyleHelp);
   cmd->add_option("--k", f->k, "pass@k to report, e.g. 1,5");
   cmd->add_option("--jobs,-j", f->jobs, "sandboxes in parallel")->check(CLI::Range(1, 256));
   AddGradingFlags(cmd, &f->grading);

@@ -18,7 +18,29 @@ PromptOptions PromptOptionsOf(const v1::RunSpec& spec) {
   o.rules = spec.prompt().rules();
   o.explain = spec.prompt().explain();
   o.system_in_prompt = spec.prompt().system_in_prompt();
+  switch (spec.prompt().style()) {
+    case v1::PROMPT_STYLE_SYSTEM:
+      o.style = PromptStyle::kSystemMessage;
+      break;
+    case v1::PROMPT_STYLE_QUESTION_ANSWER:
+      o.style = PromptStyle::kQuestionAnswer;
+      break;
+    default:  // a value out of range is refused when the run is created (RunRequests)
+      o.style = PromptStyle::kBenchmark;
+  }
   return o;
+}
+
+v1::PromptStyle ProtoPromptStyle(PromptStyle style) {
+  switch (style) {
+    case PromptStyle::kSystemMessage:
+      return v1::PROMPT_STYLE_SYSTEM;
+    case PromptStyle::kQuestionAnswer:
+      return v1::PROMPT_STYLE_QUESTION_ANSWER;
+    case PromptStyle::kBenchmark:
+      break;
+  }
+  return v1::PROMPT_STYLE_BENCHMARK;
 }
 
 SamplingStage::SamplingStage(const Dataset& dataset, const v1::RunSpec& spec,

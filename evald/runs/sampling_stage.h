@@ -46,6 +46,7 @@ struct SamplingResult {
 };
 
 PromptOptions PromptOptionsOf(const v1::RunSpec& spec);
+v1::PromptStyle ProtoPromptStyle(PromptStyle style);
 
 class SamplingStage {
  public:

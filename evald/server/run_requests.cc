@@ -117,6 +117,10 @@ Status RunRequests::NormalizeRunSpec(const std::optional<v1::Checkpoint>& checkp
   EVALD_RETURN_IF_ERROR(NormalizeSampling(spec->mutable_sampling()));
   if (spec->prompt().shots() < 0 || spec->prompt().shots() > 4)
     return Status::InvalidArgument("prompt.shots must be 0..4");
+  if (!v1::PromptStyle_IsValid(spec->prompt().style()))
+    return Status::InvalidArgument(
+        "prompt.style must be PROMPT_STYLE_BENCHMARK, "
+        "PROMPT_STYLE_SYSTEM or PROMPT_STYLE_QUESTION_ANSWER");
   if (spec->hardware().empty()) spec->set_hardware(checkpoint->hardware());
   return Status::Ok();
 }
