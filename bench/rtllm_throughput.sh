@@ -68,33 +68,5 @@ grade off --formal off
 t2=$(now)
 grade default
 t3=$(now)
-/usr/bin/python3 - "$TMP" "$COUNT" "$t0" "$t1" "$t2" "$t3" <<'PY'
-import json, sys
-tmp, count = sys.argv[1], int(sys.argv[2])
-t0, t1, t2, t3 = map(float, sys.argv[3:7])
-up = {}
-for line in open(f"{tmp}/upstream.jsonl"):
-    r = json.loads(line); up[(r["problem"], r["index"])] = r
-print(f"samples={count}")
-print(f"  upstream's rule with Icarus (plain, no sandbox): {count/(t1-t0):.2f} samples/s ({t1-t0:.1f} s)")
-print(f"  evald eval --formal off:                         {count/(t2-t1):.2f} samples/s ({t2-t1:.1f} s)"
-      f"  ratio {(t1-t0)/(t2-t1):.2f}x")
-print(f"  evald eval (default, formal on passes):          {count/(t3-t2):.2f} samples/s ({t3-t2:.1f} s)"
-      f"  ratio {(t1-t0)/(t3-t2):.2f}x")
-for name in ("off", "default"):
-    report = json.load(open(f"{tmp}/{name}.json"))
-    agree, differ = 0, []
-    for s in report["samples"]:
-        u = up.get((s["problem"], s.get("index", 0)), {})
-        if bool(s.get("passed", False)) == bool(u.get("passed", False)):
-            agree += 1
-        else:
-            differ.append((s["problem"], s.get("index", 0), u.get("passed"), s["verdict"], s.get("detail", "")[:110]))
-    print(f"  pass/fail agreement with upstream's rule ({name}): {agree}/{len(report['samples'])}")
-    for d in differ:
-        print(f"    {d[0]}#{d[1]}: upstream passed={d[2]}, evald {d[3]}: {d[4]}")
-    if name == "default":
-        refuted = sum(1 for s in report["samples"] if s.get("cross_check") == "refuted")
-        strict = sum(1 for s in report["samples"] if s.get("strict_passed"))
-        print(f"  formal (default): {refuted} passes refuted by a replayed counterexample, {strict} strict passes")
-PY
+/usr/bin/python3 bench/agreement.py "$TMP" "$COUNT" "$t0" "$t1" "$t2" "$t3" problem \
+  "upstream's rule with Icarus (plain, no sandbox)"

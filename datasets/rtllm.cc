@@ -7,6 +7,7 @@
 #include "base/file_io.h"
 #include "base/py_text.h"
 #include "base/text_escape.h"
+#include "base/verilog_identifier.h"
 
 namespace evald {
 
@@ -20,35 +21,12 @@ constexpr size_t kMaxDesigns = 10000;
 constexpr std::string_view kDescription = "design_description.txt";
 constexpr std::string_view kTestbench = "testbench.v";
 
-bool IdentifierChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '$';
-}
-
-// The identifier at the start of `text` ("" when none starts there).
-std::string_view LeadingIdentifier(std::string_view text) {
-  size_t n = 0;
-  while (n < text.size() && IdentifierChar(text[n])) ++n;
-  return text.substr(0, n);
-}
-
-// True when `name` occurs in `text` as a whole identifier.
-bool MentionsIdentifier(std::string_view text, std::string_view name) {
-  for (size_t at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {
-    const size_t end = at + name.size();
-    if ((at == 0 || !IdentifierChar(text[at - 1])) &&
-        (end == text.size() || !IdentifierChar(text[end])))
-      return true;
-  }
-  return false;
-}
-
 // The names after `module` at the start of a line: the modules a file declares.
 std::vector<std::string> DeclaredModules(const std::string& text) {
   std::vector<std::string> names;
   for (auto line : py::SplitLines(text)) {
     auto rest = py::LStrip(line);
-    if (!py::StartsWith(rest, "module") || rest.size() < 7 || IdentifierChar(rest[6])) continue;
+    if (!py::StartsWith(rest, "module") || rest.size() < 7 || IsIdentifierChar(rest[6])) continue;
     auto name = LeadingIdentifier(py::LStrip(rest.substr(6)));
     if (!name.empty()) names.emplace_back(name);
   }

@@ -8,6 +8,7 @@
 #include "base/file_io.h"
 #include "base/py_text.h"
 #include "base/text_escape.h"
+#include "base/verilog_identifier.h"
 #include "datasets/verilog_eval_v1.pb.h"
 
 namespace evald {
@@ -16,32 +17,6 @@ namespace {
 
 constexpr size_t kMaxFileBytes = 64u << 20;
 constexpr size_t kMaxProblems = 100000;
-
-bool IdentifierChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '$';
-}
-
-// Every occurrence of the identifier `from` (not part of a longer name) replaced by `to`.
-std::string ReplaceIdentifier(const std::string& text, const std::string& from,
-                              const std::string& to, int* count) {
-  std::string out;
-  size_t i = 0;
-  *count = 0;
-  while (i < text.size()) {
-    size_t at = text.find(from, i);
-    if (at == std::string::npos) break;
-    const size_t end = at + from.size();
-    const bool whole = (at == 0 || !IdentifierChar(text[at - 1])) &&
-                       (end == text.size() || !IdentifierChar(text[end]));
-    out.append(text, i, at - i);
-    out += whole ? to : from;
-    *count += whole;
-    i = end;
-  }
-  out.append(text, i, std::string::npos);
-  return out;
-}
 
 constexpr std::string_view kReferenceHeader = "module reference_module";
 
@@ -61,7 +36,7 @@ StatusOr<std::pair<size_t, size_t>> ReferenceModuleSpan(const std::string& test)
 StatusOr<std::string> RenameTheOne(const std::string& text, const std::string& from,
                                    const std::string& to, const std::string& where) {
   int n = 0;
-  std::string renamed = ReplaceIdentifier(text, from, to, &n);
+  std::string renamed = RenameIdentifier(text, from, to, &n);
   if (n != 1)
     return Status::Corruption(where + " names " + from + " " + std::to_string(n) +
                               " times (expected once)");

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "base/hash.h"
+#include "base/verilog_identifier.h"
 #include "harness/counterexample_replay.h"
 #include "harness/formal_fidelity.h"
 #include "harness/grader.h"

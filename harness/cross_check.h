@@ -43,7 +43,9 @@ struct CrossCheck {
   FormalVerdict formal;
   SynthStats synthesis;            // of the design (ok == false: not run or failed)
   SynthStats reference_synthesis;  // of the problem's reference, for the ratios
-  bool cacheable() const { return formal.cacheable; }
+  bool cacheable() const {
+    return formal.cacheable && synthesis.cacheable && reference_synthesis.cacheable;
+  }
 };
 
 // Formal check of `design` (the compiled text) against the problem's reference, with the replay

@@ -6,6 +6,7 @@
 
 #include "base/numbers.h"
 #include "base/py_text.h"
+#include "base/verilog_identifier.h"
 #include "harness/testbench_hardening.h"
 #include "harness/verilog_lexer.h"
 
@@ -110,21 +111,21 @@ int BaseCaseSteps(std::string_view text) {
   return NumberAfter(text, "Base case for induction length ", true);
 }
 
+}  // namespace
+
 // The CPU-time limit ended Yosys: the step itself, or the first Yosys under the shell (which
 // then exits 128 + SIGXCPU).
-bool OutOfCpu(const sandbox::StepResult& step) {
+bool YosysOutOfCpu(const sandbox::StepResult& step) {
   return (step.outcome() == sandbox::StepResult::SIGNALED && step.signal() == SIGXCPU) ||
          (step.outcome() == sandbox::StepResult::EXITED && step.exit_code() == 128 + SIGXCPU);
 }
 
 // A line that says why Yosys stopped, from the step's output.
-std::string ToolError(const std::string& output) {
+std::string YosysError(const std::string& output) {
   for (auto line : py::SplitFileLines(output))
     if (line.find("ERROR") != std::string_view::npos) return std::string(line.substr(0, 300));
   return "yosys produced no result";
 }
-
-}  // namespace
 
 std::string ForYosys(const std::string& text) {
   return RenameIdentifier(StripAttributes(text), "always_comb", "always @*");
@@ -240,13 +241,13 @@ FormalRun ParseFormalResponse(const sandbox::JobResponse& response, const Formal
     if (step.outcome() == sandbox::StepResult::TIMED_OUT) {
       run.reason = "the wall-clock backstop ended yosys";
       run.cacheable = false;
-    } else if (OutOfCpu(step) || step.outcome() == sandbox::StepResult::SIGNALED) {
-      run.out_of_budget = OutOfCpu(step);
+    } else if (YosysOutOfCpu(step) || step.outcome() == sandbox::StepResult::SIGNALED) {
+      run.out_of_budget = YosysOutOfCpu(step);
       run.reason = run.out_of_budget
                        ? "yosys ran out of its " + std::to_string(options.cpu_seconds) + " s budget"
                        : "yosys was stopped by signal " + std::to_string(step.signal());
     } else {
-      run.reason = ToolError(step.output());
+      run.reason = YosysError(step.output());
     }
     return run;
   }
@@ -269,13 +270,13 @@ FormalRun ParseFormalResponse(const sandbox::JobResponse& response, const Formal
   } else if (int steps = BaseCaseSteps(text); steps > 0) {
     run.outcome = FormalOutcome::kBounded;
     run.bound = steps / per_cycle;
-  } else if (text.find("TIMEOUT!") != std::string::npos || OutOfCpu(step)) {
+  } else if (text.find("TIMEOUT!") != std::string::npos || YosysOutOfCpu(step)) {
     run.out_of_budget = true;
     run.reason = "the solver ran out of its " + std::to_string(options.cpu_seconds) + " s budget";
   } else {
     run.reason = step.outcome() == sandbox::StepResult::EXITED && step.exit_code() == 0
                      ? "yosys ended without a conclusion"
-                     : ToolError(step.output());
+                     : YosysError(step.output());
   }
   return run;
 }

@@ -1,5 +1,6 @@
 #include "harness/problem_bench.h"
 
+#include "base/verilog_identifier.h"
 #include "harness/self_checking_bench.h"
 
 namespace evald {

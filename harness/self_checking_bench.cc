@@ -3,6 +3,7 @@
 #include <set>
 
 #include "base/py_text.h"
+#include "base/verilog_identifier.h"
 #include "harness/design_isolation.h"
 #include "harness/instance_connections.h"
 #include "harness/judge_renaming.h"

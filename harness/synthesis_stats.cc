@@ -97,17 +97,39 @@ int ParseLongestPath(std::string_view text) {
   return static_cast<int>(ParseInt(text.substr(begin, end - begin), 0, 1 << 30).value_or(-1));
 }
 
+// Why Yosys gave no statistics: how its step ended, with what it last said.
+std::string FailedStep(const sandbox::StepResult& step) {
+  using sandbox::StepResult;
+  std::string how;
+  if (step.outcome() == StepResult::TIMED_OUT) {
+    how = "ran out of wall-clock time";
+  } else if (YosysOutOfCpu(step)) {
+    how = "ran out of CPU time";
+  } else if (step.outcome() == StepResult::SIGNALED) {
+    how = "was killed by signal " + std::to_string(step.signal());
+  } else if (step.outcome() == StepResult::EXITED) {
+    how = "exited with status " + std::to_string(step.exit_code());
+  } else {
+    how = "did not finish (" + StepResult::Outcome_Name(step.outcome()) + ")";
+  }
+  how += " after " + std::to_string(step.cpu_ms()) + " ms CPU, " +
+         std::to_string(step.max_rss_kb() / 1024) + " MiB";
+  return "yosys synthesis " + how + ": " + YosysError(step.output());
+}
+
 SynthStats ParseSynthesisResponse(const sandbox::JobResponse& response) {
   SynthStats s;
   auto stat = response.collected().find(kStatFile);
   auto path = response.collected().find(kPathFile);
   if (!response.error().empty() || stat == response.collected().end() ||
       path == response.collected().end()) {
-    s.problem =
-        !response.error().empty() ? "sandbox: " + response.error()
-        : response.steps_size() > 0
-            ? "yosys synthesis failed: " + std::string(response.steps(0).output().substr(0, 300))
-            : "yosys did not run";
+    s.problem = !response.error().empty()   ? "sandbox: " + response.error()
+                : response.steps_size() > 0 ? FailedStep(response.steps(0))
+                                            : "yosys did not run";
+    // Only what the design makes Yosys do is kept: a step the wall clock or the sandbox ended
+    // says something about the machine's load.
+    s.cacheable = response.error().empty() && response.steps_size() > 0 &&
+                  response.steps(0).outcome() != sandbox::StepResult::TIMED_OUT;
     return s;
   }
   ParseStat(stat->second, &s);

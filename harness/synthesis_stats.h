@@ -23,6 +23,7 @@ struct SynthStats {
   int flip_flops = 0;
   std::map<std::string, int> by_type;  // "$_AND_" -> count
   std::string problem;                 // why not ok
+  bool cacheable = true;  // false: the wall clock or the sandbox ended it, not the design
 };
 
 // The weight of one cell type in NAND2 equivalents (0 for a type the table does not know,

@@ -5,33 +5,13 @@
 #include <set>
 
 #include "base/py_text.h"
+#include "base/verilog_identifier.h"
 #include "harness/design_isolation.h"
 #include "harness/instance_connections.h"
 #include "harness/judge_renaming.h"
 #include "harness/verilog_lexer.h"
 
 namespace evald {
-
-std::string RenameIdentifier(const std::string& text, const std::string& name,
-                             const std::string& to) {
-  std::string out;
-  size_t pos = 0;
-  auto ident = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '$';
-  };
-  while (true) {
-    size_t hit = text.find(name, pos);
-    if (hit == std::string::npos) break;
-    bool left_ok = hit == 0 || !ident(text[hit - 1]);
-    bool right_ok = hit + name.size() >= text.size() || !ident(text[hit + name.size()]);
-    out.append(text, pos, hit - pos);
-    out.append(left_ok && right_ok ? to : name);
-    pos = hit + name.size();
-  }
-  out.append(text, pos, std::string::npos);
-  return out;
-}
 
 std::string ResultTag(const std::string& secret) {
   return "[evald-" + secret + "]";

@@ -89,11 +89,6 @@ StatusOr<HardenedBench> HardenTestbench(const std::string& testbench, const std:
                                         const std::string& nonce,
                                         bool stop_at_first_mismatch = false);
 
-// Replaces every whole-identifier occurrence of `name` in Verilog text (identifiers: letters,
-// digits, _ and $), in one pass.
-std::string RenameIdentifier(const std::string& text, const std::string& name,
-                             const std::string& to);
-
 // The reference rewritten as a design (module RefModule -> module TopModule), for calibration.
 std::string ReferenceAsDesign(const std::string& reference);
 

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "base/file_io.h"
+#include "base/hash.h"
 
 namespace evald::testing {
 
@@ -62,6 +64,24 @@ inline ShellResult RunNodeReference(const std::string& script, const std::string
                   " && cd " + dir + " && node " + copy + " " + args +
                   " 2>/dev/null; rc=$?; rm -f " + dir + "/" + copy + "; exit $rc");
 }
+
+// A folder of its own under /tmp for one test, removed with everything in it when the test ends.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& tag) : path_("/tmp/evald-" + tag + "-" + RandomHex(6)) {
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // `text` in single quotes for /bin/sh.
 inline std::string ShellQuote(const std::string& text) {

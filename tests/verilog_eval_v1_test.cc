@@ -4,9 +4,9 @@
 // the result line itself gains nothing.
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "base/file_io.h"
@@ -29,12 +29,10 @@ class VerilogEvalV1 : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!IsVerilogEvalV1Checkout(Checkout())) GTEST_SKIP() << "no ../shared/verilog-eval-v1";
-    dir_ = "/tmp/evald-v1-test-" + RandomHex(6);
-    ASSERT_EQ(::mkdir(dir_.c_str(), 0755), 0);
+    scratch_.emplace("v1-test");
+    dir_ = scratch_->path();
   }
-  void TearDown() override {
-    if (!dir_.empty()) std::system(("rm -rf " + dir_).c_str());
-  }
+  std::optional<testing::ScratchDir> scratch_;
   std::string dir_;
 };
 

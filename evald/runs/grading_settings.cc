@@ -13,6 +13,9 @@ Status CheckCrossChecks(const v1::CrossCheckSettings& c) {
     return Status::InvalidArgument("cross_checks.bound_cycles must be 1..1000 (0: default)");
   if (c.cpu_seconds() > 600)
     return Status::InvalidArgument("cross_checks.cpu_seconds must be 1..600 (0: default)");
+  if (c.synthesis_cpu_seconds() > 600)
+    return Status::InvalidArgument(
+        "cross_checks.synthesis_cpu_seconds must be 1..600 (0: default)");
   return Status::Ok();
 }
 
@@ -101,14 +104,23 @@ std::vector<GradingFlag> BuildFlags() {
                  s->mutable_cross_checks()->set_bound_cycles(static_cast<int32_t>(*n));
                  return Status::Ok();
                }});
-  f.push_back({"--check-seconds",
-               "CPU seconds for one formal or synthesis check (running out: unknown)", false,
+  f.push_back({"--check-seconds", "CPU seconds for one formal check (running out: unknown)", false,
                [](const std::string& v, S* s) {
                  auto n = Number("--check-seconds", v, 1, 600);
                  if (!n.ok()) return n.status();
                  if (!s->has_cross_checks())
                    *s->mutable_cross_checks() = DefaultCrossCheckSettings();
                  s->mutable_cross_checks()->set_cpu_seconds(static_cast<uint32_t>(*n));
+                 return Status::Ok();
+               }});
+  f.push_back({"--synth-seconds",
+               "CPU seconds for one synthesis (default 10; running out: no figures)", false,
+               [](const std::string& v, S* s) {
+                 auto n = Number("--synth-seconds", v, 1, 600);
+                 if (!n.ok()) return n.status();
+                 if (!s->has_cross_checks())
+                   *s->mutable_cross_checks() = DefaultCrossCheckSettings();
+                 s->mutable_cross_checks()->set_synthesis_cpu_seconds(static_cast<uint32_t>(*n));
                  return Status::Ok();
                }});
   return f;
@@ -138,6 +150,8 @@ Status NormalizeGradingSettings(v1::GradingSettings* s) {
     if (c->bound_cycles() == 0) c->set_bound_cycles(FormalOptions{}.bound_cycles);
     if (c->cpu_seconds() == 0) c->set_cpu_seconds(FormalOptions{}.cpu_seconds);
   }
+  if (c->synthesis() && c->synthesis_cpu_seconds() == 0)
+    c->set_synthesis_cpu_seconds(CrossCheckOptions{}.synthesis_cpu_seconds);
   return Status::Ok();
 }
 
@@ -189,10 +203,9 @@ CrossCheckOptions CrossCheckOptionsFromProto(const v1::CrossCheckSettings& setti
   o.synthesis = settings.synthesis();
   o.required = !settings.optional();
   if (settings.bound_cycles() > 0) o.formal_options.bound_cycles = settings.bound_cycles();
-  if (settings.cpu_seconds() > 0) {
-    o.formal_options.cpu_seconds = settings.cpu_seconds();
-    o.synthesis_cpu_seconds = settings.cpu_seconds();
-  }
+  if (settings.cpu_seconds() > 0) o.formal_options.cpu_seconds = settings.cpu_seconds();
+  if (settings.synthesis_cpu_seconds() > 0)
+    o.synthesis_cpu_seconds = settings.synthesis_cpu_seconds();
   return o;
 }
 
@@ -206,6 +219,7 @@ v1::CrossCheckSettings CrossCheckOptionsToProto(const CrossCheckOptions& options
     s.set_bound_cycles(options.formal_options.bound_cycles);
     s.set_cpu_seconds(options.formal_options.cpu_seconds);
   }
+  if (options.synthesis) s.set_synthesis_cpu_seconds(options.synthesis_cpu_seconds);
   return s;
 }
 
