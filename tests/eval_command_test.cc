@@ -376,6 +376,16 @@ TEST_F(EvalCommand, PrintsTheBenchmarksPromptsAsJsonl) {
   EXPECT_EQ(
       RunEvald("dataset prompts --dataset " + testing::BuiltinDataset() + " --shots 2").exit_code,
       2);
+  // Prompt styles are RTLLM's: refused on verilog-eval's prompts, and an unknown one by name.
+  auto styled =
+      RunEvald("dataset prompts --dataset " + testing::BuiltinDataset() + " --prompt-style system");
+  EXPECT_EQ(styled.exit_code, 2);
+  EXPECT_NE(styled.output.find("is for RTLLM"), std::string::npos) << styled.output;
+  auto unknown =
+      RunEvald("dataset prompts --dataset " + testing::BuiltinDataset() + " --prompt-style nope");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("unknown prompt style 'nope'"), std::string::npos)
+      << unknown.output;
   EXPECT_EQ(RunEvald("dataset prompts --dataset " + testing::BuiltinDataset() + " --problem Nope")
                 .exit_code,
             2);

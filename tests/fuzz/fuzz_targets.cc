@@ -34,10 +34,13 @@ int ExtractAndClassify(const uint8_t* data, size_t size) {
     if (code.code.empty() || code.code[0] != '\n') __builtin_trap();  // always starts with "\n"
     (void)BenchmarkVerdict(text, code.code);
   }
-  // RTLLM: the fenced blocks declaring a module, or the whole response.
+  // RTLLM: what [BEGIN]/[DONE] enclose, else the fenced blocks declaring a module, else the
+  // whole response; never more than the response holds.
   ExtractedCode rtllm = ExtractCode(Task::kRtllm2, text, "");
-  if (rtllm.method != "fence" && rtllm.method != "whole") __builtin_trap();
+  if (rtllm.method != "fence" && rtllm.method != "whole" && rtllm.method != "markers")
+    __builtin_trap();
   if (rtllm.method == "whole" && rtllm.code != text) __builtin_trap();
+  if (rtllm.method != "whole" && rtllm.code.size() > text.size() + 1) __builtin_trap();
   auto hardened = HardenTestbench(std::string(text), std::string(text), "f00d", "5ec2e7");
   (void)hardened;
   Problem self_checking;
