@@ -371,8 +371,7 @@ bool ClassifyBeforeCompile(const DesignRun& run, SimulatorKind simulator,
     return false;
   v->log = Bound(py::ReplaceAll(pp.output(), "_" + run.nonce, ""));
   v->benchmark = BenchmarkLogCategory(v->log);
-  if (LimitVerdict(pp, run.oom_killed, run.limits.compile_address_space, "preprocessing", v))
-    return true;
+  if (LimitVerdict(pp, run.oom_killed, kPreprocessAddressSpace, "preprocessing", v)) return true;
   // The preprocessor runs as a child of the driver, which reports its death by SIGXCPU as a
   // plain failure: its CPU time says what happened.
   if (pp.cpu_ms() + 50 >= uint64_t{kPreprocessCpuSeconds} * 1000) {

@@ -141,6 +141,7 @@ sandbox::JobRequest BuildPreprocessJob(SimulatorKind kind, const std::string& de
   *step = StepUnderLimits(limits, true);
   step->set_cpu_seconds(kPreprocessCpuSeconds);
   step->set_timeout_ms(kPreprocessWallMs);
+  step->set_address_space_bytes(kPreprocessAddressSpace);
   step->set_file_size_bytes(kMaxPreprocessedBytes + 1);
   if (kind == SimulatorKind::kIcarus) {
     for (const std::string& a : {std::string("iverilog"), std::string("-E"), std::string("-g2012"),

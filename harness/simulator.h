@@ -90,6 +90,15 @@ inline constexpr uint64_t kMaxPreprocessedBytes = 2u << 20;
 inline constexpr uint32_t kPreprocessCpuSeconds = 5;
 inline constexpr uint32_t kPreprocessWallMs = 30000;
 
+// A macro that expands itself grows the preprocessor's buffers without end. Under the compile
+// step's 4 GiB (the worker's whole cgroup) the race to the first limit depended on the machine:
+// Icarus's ivlpp ran out of address space after about 3 s of CPU when quiet (L), reached the
+// 5 s CPU limit when loaded (T), or was killed by memory pressure with only the driver's
+// "errors preprocessing" to show (C). A real design's preprocessing needs under 100 MB (a 13 MB
+// design: ivlpp 2 MB resident, verilator -E 62 MB), so 512 MiB of address space ends such a
+// macro at about 0.4 s of CPU, by ivlpp's own "ran out of memory", on any machine.
+inline constexpr uint64_t kPreprocessAddressSpace = 512ull << 20;
+
 // A job that runs the simulator's own preprocessor over the design alone and returns its output
 // (collected file JobFiles::preprocessed). What is checked and then compiled is that output, so
 // no macro can hide a construct from the check or carry into the testbench compiled after it.

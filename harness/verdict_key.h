@@ -12,7 +12,8 @@
 namespace evald {
 
 // Bump when grading rules change in a way that changes verdicts of unchanged inputs.
-inline constexpr int kGradingRulesVersion = 3;
+// 4: preprocessing under its own 512 MiB address space (a self-expanding macro is L, not T or C).
+inline constexpr int kGradingRulesVersion = 4;
 
 // `limits` are the run's base limits, not the per-problem limits derived from calibration
 // timings (those vary a little from run to run and would make equal work miss the cache).

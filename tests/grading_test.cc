@@ -2,6 +2,9 @@
 // Icarus, must land in the category verilog-eval's analysis uses for that defect.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <utility>
+
 #include "base/py_text.h"
 #include "datasets/dataset.h"
 #include "harness/calibration.h"
@@ -39,6 +42,16 @@ class GradingTest : public ::testing::Test {
         LimitsForProblem(DefaultLimits(SimulatorKind::kIcarus), it->second, std::nullopt);
     limits.stop_at_first_mismatch = stop_at_first_mismatch;
     return GradeDesign(*worker_, SimulatorKind::kIcarus, limits, *p, code, &it->second);
+  }
+
+  // `grade` run on a quiet machine, then with every core busy (four busy loops on the 2 vCPUs).
+  static std::pair<Verdict, Verdict> QuietAndLoaded(const std::function<Verdict()>& grade) {
+    Verdict quiet = grade();
+    testing::RunShell(
+        "for i in 1 2 3 4; do timeout 60 sh -c 'while :; do :; done' >/dev/null 2>&1 & done");
+    Verdict loaded = grade();
+    testing::RunShell("pkill -f \"while :; do :; done\" || true");
+    return {std::move(quiet), std::move(loaded)};
   }
 
   static Dataset* dataset_;
@@ -96,16 +109,28 @@ TEST_F(GradingTest, ARunawayElaborationEndsByCpuTimeWhateverTheLoad) {
     return GradeDesign(*worker_, SimulatorKind::kIcarus, limits, *dataset_->Find("Bi01_and_gate"),
                        runaway, &cal_.at("Bi01_and_gate"));
   };
-  Verdict quiet = grade();
+  auto [quiet, loaded] = QuietAndLoaded(grade);
   EXPECT_EQ(quiet.category, 'T') << quiet.detail;
   EXPECT_NE(quiet.detail.find("compilation exceeded its CPU-time limit"), std::string::npos)
       << quiet.detail;
   EXPECT_TRUE(quiet.cacheable);
-  // Every core busy: the same letter.
-  testing::RunShell(
-      "for i in 1 2 3 4; do timeout 60 sh -c 'while :; do :; done' >/dev/null 2>&1 & done");
-  Verdict loaded = grade();
-  testing::RunShell("pkill -f \"while :; do :; done\" || true");
+  EXPECT_EQ(loaded.category, quiet.category) << loaded.detail;
+}
+
+// A macro that expands itself grows Icarus's preprocessor without end. Under the compile step's
+// memory it raced the CPU limit and the machine's memory (L quiet, T or C loaded: a CI run saw
+// both); preprocessing's own small address space ends it by ivlpp's "ran out of memory" in a
+// fraction of a second, the same L on a quiet machine and on one whose every core is busy.
+TEST_F(GradingTest, ASelfExpandingMacroEndsByItsAddressSpaceWhateverTheLoad) {
+  Grade("Bi01_and_gate", "");
+  const std::string macro =
+      "`define A `A\n" + std::string(kAndHeader) + "  assign out = `A;\nendmodule\n";
+  auto grade = [&] { return Grade("Bi01_and_gate", macro); };
+  auto [quiet, loaded] = QuietAndLoaded(grade);
+  EXPECT_EQ(quiet.category, 'L') << quiet.detail;
+  EXPECT_NE(quiet.detail.find("preprocessing ran out of memory"), std::string::npos)
+      << quiet.detail;
+  EXPECT_TRUE(quiet.cacheable);
   EXPECT_EQ(loaded.category, quiet.category) << loaded.detail;
 }
 

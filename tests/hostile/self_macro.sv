@@ -1,6 +1,8 @@
-// expect: T C L
+// expect: L C
 // simulators: iverilog verilator
-// A macro that expands to itself: the preprocessor spins until its CPU-time limit.
+// A macro that expands to itself: Icarus's preprocessor grows until its address-space limit
+// (L, on any machine: the limit is small enough to come long before the CPU-time limit or the
+// machine's memory); Verilator's refuses the recursion (C).
 `define A `A
 module TopModule (
   input a,
