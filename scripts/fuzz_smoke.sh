@@ -13,7 +13,7 @@ if ! command -v clang++ >/dev/null; then
   echo "fuzz_smoke: clang++ not found; skipped (scripts/install-deps.sh installs it)"
   exit 0
 fi
-cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEVALD_FUZZ=ON \
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEVALD_DEBUG_INFO=-g1 -DEVALD_FUZZ=ON \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DEVALD_BUILD_TESTS=ON >/dev/null
 cmake --build build-fuzz -j "${JOBS:-2}" --target "${TARGETS[@]/#/fuzz_}"
 
