@@ -1,10 +1,6 @@
 #include "kernels/ops/activations.h"
 
-// GCC 12's AVX-512 intrinsics read a deliberately undefined register.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#ifndef __clang__  // a GCC-only warning (clang builds the sanitizer test tree)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "kernels/ops/intrinsics_warnings.h"  // before the intrinsics' headers
 
 #include <immintrin.h>
 

@@ -3,11 +3,7 @@
 // oracle up to summation order and 2 ulp in exp.
 #include "kernels/ops/attention.h"
 
-// GCC 12's AVX-512 reduction intrinsics read a deliberately undefined register.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#ifndef __clang__  // a GCC-only warning (clang builds the sanitizer test tree)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "kernels/ops/intrinsics_warnings.h"  // before the intrinsics' headers
 
 #include <immintrin.h>
 

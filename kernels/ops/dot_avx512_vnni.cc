@@ -2,12 +2,7 @@
 // lanes), two 32-element blocks per 512-bit register, and one weight row against several
 // activation vectors. The integer block sums are exact, so results equal the scalar oracle up
 // to the order of the float accumulation.
-// GCC 12's AVX-512 headers build some intrinsics from _mm512_undefined_*(), which its
-// uninitialized-value warnings then report inside the headers (a known false positive).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#ifndef __clang__  // a GCC-only warning (clang builds the sanitizer test tree)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "kernels/ops/intrinsics_warnings.h"  // before the intrinsics' headers
 
 #include <immintrin.h>
 

@@ -1,9 +1,6 @@
 #include "kernels/ops/packed_activations.h"
 
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#ifndef __clang__  // a GCC-only warning (clang builds the sanitizer test tree)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "kernels/ops/intrinsics_warnings.h"  // before the intrinsics' headers
 
 #include <immintrin.h>
 

@@ -16,10 +16,7 @@
 // Every vector goes through the same float operations in the same order whatever else is in
 // the batch (the integer block sums are exact in any order), so a sample's logits do not depend
 // on what it is decoded with.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#ifndef __clang__  // a GCC-only warning (clang builds the sanitizer test tree)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "kernels/ops/intrinsics_warnings.h"  // before the intrinsics' headers
 
 #include <immintrin.h>
 
