@@ -123,6 +123,7 @@ class SlurmTest : public DaemonTest {
   void TearDown() override {
     (void)Shell("scancel -n evald-grade");
     ::unsetenv("EVALD_FAULT_WORKER_SLEEP_S");
+    ::unsetenv("EVALD_FAULT_WORKER_HOLD_FILE");
     if (skip_.empty()) DaemonTest::TearDown();
   }
 
@@ -220,22 +221,26 @@ TEST_F(SlurmTest, AnRtllmRunGradesExactlyAsALocalRun) {
   EXPECT_GT(JobsGradedByWorkers(spool_), 0) << log;
 }
 
+// The first worker to start is held before grading (it names its task in the hold file) and
+// cancelled there: it cannot have finished first, whatever the load. Its jobs have no results,
+// so its task is submitted again and graded once.
 TEST_F(SlurmTest, AnArrayTaskCancelledMidRunIsSubmittedAgain) {
-  ::setenv("EVALD_FAULT_WORKER_SLEEP_S", "3", 1);  // inherited by sbatch, then by the workers
+  const std::string hold = dir_ + "/hold";
+  ::setenv("EVALD_FAULT_WORKER_HOLD_FILE", hold.c_str(), 1);  // inherited by sbatch's workers
   std::string log;
   Verdicts remote;
   std::thread eval([&] { remote = Eval(SlurmFlags(), &log); });
   std::string victim;
   EXPECT_TRUE(WaitFor(
       [&] {
-        for (const std::string& t : EvaldTasks())
-          if (t.find("RUNNING") != std::string::npos) victim = t.substr(0, t.find(' '));
+        auto text = ReadFileBounded(hold);
+        if (text.ok() && text->ends_with("\n")) victim = text->substr(0, text->size() - 1);
         return !victim.empty();
       },
-      60));
+      120));
   EXPECT_EQ(Shell("scancel " + victim).exit_code, 0);
   eval.join();
-  ::unsetenv("EVALD_FAULT_WORKER_SLEEP_S");
+  ::unsetenv("EVALD_FAULT_WORKER_HOLD_FILE");
   EXPECT_NE(log.find("task " + victim + " ended without"), std::string::npos) << log;
   EXPECT_NE(log.find("submitting it again"), std::string::npos) << log;
   EXPECT_EQ(remote, Eval(""));
@@ -263,7 +268,16 @@ TEST_F(SlurmTest, ADaemonRestartedWhileItsArrayRunsLosesAndDoublesNothing) {
   EXPECT_EQ(JobsGradedByWorkers(spool_), 70);
   auto log = ReadFileBounded(dir_ + "/store.log");
   ASSERT_TRUE(log.ok());
-  EXPECT_NE(log->find("followed from an earlier process"), std::string::npos);
+  // The restarted process sent nothing again: it read all 70 results, of arrays it followed or
+  // that had finished while no daemon ran.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      *log, m,
+      std::regex(R"(slurm: (\d+) grading job\(s\) sent .*, \d+ followed from an earlier process, )"
+                 R"((\d+) result\(s\) read)")))
+      << *log;
+  EXPECT_EQ(m[1], "0") << *log;
+  EXPECT_EQ(m[2], "70") << *log;
   EXPECT_EQ(PendingMarkers(), 0);
 }
 

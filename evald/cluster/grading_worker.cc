@@ -1,5 +1,6 @@
 #include "evald/cluster/grading_worker.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -115,12 +116,23 @@ Status SameTools(const GradingSession& session, const v1::WorkerSpec& spec) {
   return Status::Ok();
 }
 
-// Fault injection for the cluster tests (tests/slurm_test.cc): EVALD_FAULT_WORKER_SLEEP_S makes a
-// worker wait that long before grading, so that a test can cancel it or kill its submitter
-// while the array runs.
+// Fault injection for the cluster tests (tests/slurm_test.cc), set in the operator's environment
+// only. EVALD_FAULT_WORKER_SLEEP_S makes a worker wait that long before grading, so that a test
+// can cancel it or kill its submitter while the array runs. EVALD_FAULT_WORKER_HOLD_FILE holds
+// the first worker to create that file (it writes its Slurm task there) for five minutes before
+// grading: a test cancels exactly that task, which cannot have finished first, however loaded the
+// machine; later workers, its resubmission included, find the file and go on.
 void MaybeInjectDelay() {
   const int seconds = std::atoi(Env("EVALD_FAULT_WORKER_SLEEP_S").c_str());
   if (seconds > 0 && seconds <= 600) ::sleep(static_cast<unsigned>(seconds));
+  const std::string hold = Env("EVALD_FAULT_WORKER_HOLD_FILE");
+  if (hold.empty()) return;
+  const int fd = ::open(hold.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  const std::string task = Env("SLURM_ARRAY_JOB_ID") + "_" + Env("SLURM_ARRAY_TASK_ID") + "\n";
+  const bool written = ::write(fd, task.data(), task.size()) == static_cast<ssize_t>(task.size());
+  ::close(fd);
+  if (written) ::sleep(300);
 }
 
 }  // namespace
