@@ -2,8 +2,9 @@
 # Decode speed of evald's core against llama.cpp (node-llama-cpp, prebuilt CPU build) on the same
 # GGUF files and one thread, at Llama 1.1B or 7B shapes (random weights written by evald), Q8_0
 # and Q4_0; plus evald's n=20 aggregate. Prints tok/s, the ratio, and the fraction of the
-# memory-bandwidth limit. With --repeats R the two are measured alternately R times on the same
-# file and the median ratio is printed too (this machine's speed moves between minutes).
+# memory-bandwidth limit (measured in the same run, for the machine and for --threads threads).
+# With --repeats R the two are measured alternately R times on the same file and the median
+# ratio is printed too (this machine's speed moves between minutes).
 #   bench/decode_vs_llama_cpp.sh [--shape 1.1b|7b] [--tokens 32] [--n 20] [--threads 1]
 #                                [--types "q4_0 q8_0"] [--repeats 1]
 set -euo pipefail
@@ -14,7 +15,7 @@ THREADS=1
 TYPES="q4_0 q8_0"
 SHAPE=1.1b
 REPEATS=1
-BANDWIDTH=47.5  # GB/s, this machine (../shared/models/README.md)
+BANDWIDTH=0  # GB/s; 0: measured by evald in the same run, with all hardware threads and with --threads
 source bench/args.sh
 parse_args "TOKENS N BANDWIDTH THREADS TYPES SHAPE REPEATS" "$@"
 EVALD=${EVALD:-$(find_evald)}  # another build: EVALD=build-test/bin/evald bench/...

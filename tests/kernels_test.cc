@@ -3,10 +3,13 @@
 // tokenizer against Llama-2 ids, and greedy decoding of stories260K against the known text.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include <sys/stat.h>
 
@@ -261,6 +264,35 @@ TEST(PackedMatVec, EqualsTheOracleAndBatchesBitIdentically) {
 // ggml's reference): same values, same scale, on random blocks, blocks of exact halves after
 // scaling (roundf takes them away from zero; round-to-even would not), zeros and extreme
 // magnitudes.
+// The pool hands out pieces by time, not by thread: whatever the timing, every item of every
+// call is computed exactly once, within pieces whose bounds keep the alignment asked for, and
+// calls follow each other (with the workers spinning or asleep in between) without mixing up.
+TEST(ThreadPool, EveryItemOnceInAlignedPiecesAcrossManyCalls) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    std::mt19937 rng(static_cast<unsigned>(threads));
+    for (int call = 0; call < 3000; ++call) {
+      const int64_t n = std::uniform_int_distribution<int64_t>(0, 700)(rng);
+      const int64_t align = call % 3 == 0 ? 4 : 1;
+      std::vector<std::atomic<int>> seen(static_cast<size_t>(n));
+      std::atomic<bool> misaligned{false};
+      pool.ParallelFor(
+          n,
+          [&](int64_t begin, int64_t end) {
+            if (begin % align != 0 || (end % align != 0 && end != n) || begin >= end)
+              misaligned = true;
+            for (int64_t i = begin; i < end; ++i) seen[static_cast<size_t>(i)]++;
+          },
+          align);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(seen[static_cast<size_t>(i)].load(), 1) << "call " << call << " item " << i;
+      ASSERT_FALSE(misaligned) << "call " << call;
+      // Now and then a pause long enough for the workers to fall asleep.
+      if (call % 500 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+}
+
 TEST(PackedActivations, VectorQuantizersAreBitIdenticalToTheReference) {
   if (!IsaSupported(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 on this CPU";
   const bool avx512 = IsaSupported(Isa::kAvx512Vnni);

@@ -21,7 +21,8 @@ void MatVec::ApplyBatch(const WeightMatrix& w, const float* x, int batch, float*
     const PackedMatVecFn matvec = kernels_.packed_matvec;
     auto groups = [&](int64_t begin, int64_t end) { matvec(p, a, begin, end, y); };
     if (pool_) {
-      pool_->ParallelFor(p.groups(), groups);
+      // Pieces of whole four-group runs, the single-vector kernel's unit.
+      pool_->ParallelFor(p.groups(), groups, 4);
     } else {
       groups(0, p.groups());
     }

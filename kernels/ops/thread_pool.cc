@@ -1,16 +1,34 @@
 #include "kernels/ops/thread_pool.h"
 
+#include <algorithm>
+#include <chrono>
+
 namespace evald::kernels {
 
 namespace {
-// Chunk i of `parts` over [0, n).
-std::pair<int64_t, int64_t> Chunk(int64_t n, int parts, int i) {
-  return {n * i / parts, n * (i + 1) / parts};
+
+// How long a worker that has finished looks for the next call before it sleeps: longer than
+// the gap between two mat-vecs of one token (norms, RoPE, a residual: a few microseconds), far
+// shorter than a sleeping worker's wake-up is worth risking on a busy machine.
+constexpr auto kSpinFor = std::chrono::microseconds(50);
+
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
 }
+
+uint64_t GenerationOf(uint64_t word) {
+  return word >> 32;
+}
+uint32_t PiecesLeft(uint64_t word) {
+  return static_cast<uint32_t>(word);
+}
+
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < threads; ++i) workers_.emplace_back(&ThreadPool::WorkerMain, this, i);
+  for (int i = 1; i < threads; ++i) workers_.emplace_back(&ThreadPool::WorkerMain, this);
 }
 
 ThreadPool::~ThreadPool() {
@@ -22,45 +40,88 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
-  if (workers_.empty() || n < 2) {
+void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+                             int64_t align) {
+  if (n <= 0) return;
+  align = std::max<int64_t>(align, 1);
+  if (workers_.empty() || n <= align) {
     fn(0, n);
     return;
   }
+  // About eight pieces per thread: few enough that claiming them costs nothing, enough that a
+  // late worker still finds some.
+  const int64_t target = std::max<int64_t>(1, n / (8 * threads()));
+  const int64_t piece_size = (target + align - 1) / align * align;
+  const int64_t pieces = (n + piece_size - 1) / piece_size;
+  job_ = &fn;
+  n_.store(n, std::memory_order_relaxed);
+  piece_size_.store(piece_size, std::memory_order_relaxed);
+  pieces_.store(static_cast<uint32_t>(pieces), std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  // 32 bits of generations, 0 never used (AwaitGeneration's "stopping").
+  uint64_t generation = (GenerationOf(word_.load(std::memory_order_relaxed)) + 1) & 0xFFFFFFFFu;
+  if (generation == 0) generation = 1;
+  word_.store(Word(generation, static_cast<uint64_t>(pieces)), std::memory_order_release);
   {
     MutexLock lock(mu_);
-    job_ = &fn;
-    job_n_ = n;
-    pending_ = static_cast<int>(workers_.size());
-    ++generation_;
+    if (sleeping_ > 0) work_cv_.notify_all();
   }
-  work_cv_.notify_all();
-  auto [begin, end] = Chunk(n, threads(), 0);
-  fn(begin, end);
-  WaitableLock lock(mu_);
-  while (pending_ != 0) done_cv_.wait(lock.native());
-  job_ = nullptr;
+  RunPieces(generation);
+  const auto spin_until = std::chrono::steady_clock::now() + kSpinFor;
+  for (int i = 0; done_.load(std::memory_order_acquire) != pieces; ++i) {
+    CpuRelax();
+    if (i % 64 == 63 && std::chrono::steady_clock::now() > spin_until) {
+      WaitableLock lock(mu_);
+      while (done_.load(std::memory_order_acquire) != pieces) done_cv_.wait(lock.native());
+      break;
+    }
+  }
 }
 
-void ThreadPool::WorkerMain(int index) {
+void ThreadPool::RunPieces(uint64_t generation) {
+  uint64_t word = word_.load(std::memory_order_acquire);
+  while (GenerationOf(word) == generation && PiecesLeft(word) > 0) {
+    // Counting down to 0 in the same word as the generation: an ended call's word can never be
+    // claimed, whatever the next call has already written beside it. A successful claim holds
+    // the call open until this piece is counted done, so the job and sizes read below are its.
+    if (!word_.compare_exchange_weak(word, word - 1, std::memory_order_acq_rel)) continue;
+    const int64_t pieces = pieces_.load(std::memory_order_relaxed);
+    const int64_t size = piece_size_.load(std::memory_order_relaxed);
+    const int64_t begin = (pieces - PiecesLeft(word)) * size;
+    (*job_)(begin, std::min(n_.load(std::memory_order_relaxed), begin + size));
+    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == pieces) {
+      MutexLock lock(mu_);  // the caller may be asleep: wake it under the lock it checks under
+      done_cv_.notify_one();
+      return;
+    }
+    word = word_.load(std::memory_order_acquire);
+  }
+}
+
+uint64_t ThreadPool::AwaitGeneration(uint64_t seen) {
+  const auto spin_until = std::chrono::steady_clock::now() + kSpinFor;
+  for (int i = 0;; ++i) {
+    const uint64_t generation = GenerationOf(word_.load(std::memory_order_acquire));
+    if (generation != seen) return generation;
+    CpuRelax();
+    if (i % 64 == 63 && std::chrono::steady_clock::now() > spin_until) break;
+  }
+  WaitableLock lock(mu_);
+  ++sleeping_;
+  uint64_t generation = seen;
+  while (!stopping_ && (generation = GenerationOf(word_.load(std::memory_order_acquire))) == seen)
+    work_cv_.wait(lock.native());
+  --sleeping_;
+  return stopping_ ? 0 : generation;
+}
+
+void ThreadPool::WorkerMain() {
   uint64_t seen = 0;
   while (true) {
-    const std::function<void(int64_t, int64_t)>* job;
-    int64_t n;
-    {
-      WaitableLock lock(mu_);
-      while (!stopping_ && generation_ == seen) work_cv_.wait(lock.native());
-      if (stopping_) return;
-      seen = generation_;
-      job = job_;
-      n = job_n_;
-    }
-    auto [begin, end] = Chunk(n, threads(), index);
-    if (begin < end) (*job)(begin, end);
-    {
-      MutexLock lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
-    }
+    const uint64_t generation = AwaitGeneration(seen);
+    if (generation == 0) return;
+    seen = generation;
+    RunPieces(generation);
   }
 }
 
