@@ -162,8 +162,8 @@ class Init {
       ctx_.gid = config_.gid();
       ready.set_uid_drop(true);
     }
-    ctx_.seccomp = config_.seccomp() && ProbeSeccomp();
-    ready.set_seccomp(ctx_.seccomp);
+    if (config_.seccomp() && seccomp_.Compile() == 0 && ProbeSeccomp()) ctx_.seccomp = &seccomp_;
+    ready.set_seccomp(ctx_.seccomp != nullptr);
     if (!WriteFrame(kResponseFd, ready).ok()) return 1;
 
     while (true) {
@@ -177,11 +177,11 @@ class Init {
 
  private:
   // seccomp can be missing (old kernels, some containers): find out once, in a throwaway child.
-  static bool ProbeSeccomp() {
+  bool ProbeSeccomp() const {
     pid_t pid = ::fork();
     if (pid == 0) {
       if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ::_exit(1);
-      ::_exit(InstallSeccompFilter() == 0 ? 0 : 1);
+      ::_exit(seccomp_.Install() == 0 ? 0 : 1);
     }
     int status = 0;
     if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return false;
@@ -259,6 +259,7 @@ class Init {
   }
 
   SandboxConfig config_;
+  SeccompProgram seccomp_;  // compiled once, installed by every step
   StepContext ctx_;
 };
 

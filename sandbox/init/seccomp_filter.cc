@@ -1,8 +1,12 @@
 #include "sandbox/init/seccomp_filter.h"
 
 #include <errno.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 namespace evald::sandbox {
 
@@ -325,11 +329,8 @@ int AddRules(scmp_filter_ctx ctx, const char* const (&names)[N], uint32_t action
   return 0;
 }
 
-}  // namespace
-
-int InstallSeccompFilter() {
-  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(ENOSYS));
-  if (!ctx) return -ENOMEM;
+// Every rule of the allow-list in `ctx`; 0 or a negative errno.
+int AddAllRules(scmp_filter_ctx ctx) {
   int rc = AddRules(ctx, kAllowed, SCMP_ACT_ALLOW);
   // The refused calls answer EPERM, as they did under the deny-list: a tool that probes one
   // (socket() for a name service, say) sees "not permitted", not "not implemented".
@@ -346,15 +347,51 @@ int InstallSeccompFilter() {
       rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
                             SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
   }
-  if (rc >= 0)
-    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-                          SCMP_A0(SCMP_CMP_MASKED_EQ, all_flags, 0));
   // clone3 passes its flags in memory a filter cannot read: it is on neither list, so it looks
   // absent (ENOSYS, the default) and the C library falls back to clone(), which the rules above
   // inspect. (libseccomp refuses a rule whose action equals the default one.)
-  if (rc >= 0) rc = seccomp_load(ctx);
+  if (rc >= 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+                          SCMP_A0(SCMP_CMP_MASKED_EQ, all_flags, 0));
+  return rc;
+}
+
+// The program libseccomp would load for `ctx`, read back through a memory file.
+int ExportProgram(scmp_filter_ctx ctx, std::vector<sock_filter>* code) {
+  const int fd = ::memfd_create("evald-seccomp", MFD_CLOEXEC);
+  if (fd < 0) return -errno;
+  int rc = seccomp_export_bpf(ctx, fd);
+  const off_t size = rc < 0 ? 0 : ::lseek(fd, 0, SEEK_END);
+  if (rc >= 0 &&
+      (size <= 0 || size % sizeof(sock_filter) != 0 || size / sizeof(sock_filter) > BPF_MAXINSNS))
+    rc = -EINVAL;
+  if (rc >= 0) {
+    code->resize(static_cast<size_t>(size) / sizeof(sock_filter));
+    if (::pread(fd, code->data(), static_cast<size_t>(size), 0) != size) rc = -EIO;
+  }
+  ::close(fd);
+  if (rc < 0) code->clear();
+  return rc;
+}
+
+}  // namespace
+
+int SeccompProgram::Compile() {
+  code_.clear();
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(ENOSYS));
+  if (!ctx) return -ENOMEM;
+  int rc = AddAllRules(ctx);
+  if (rc >= 0) rc = ExportProgram(ctx, &code_);
   seccomp_release(ctx);
   return rc < 0 ? rc : 0;
+}
+
+int SeccompProgram::Install() const {
+  if (code_.empty()) return -EINVAL;
+  sock_fprog program{static_cast<unsigned short>(code_.size()),
+                     const_cast<sock_filter*>(code_.data())};
+  if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) != 0) return -errno;
+  return 0;
 }
 
 }  // namespace evald::sandbox

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "sandbox/init/seccomp_filter.h"
 #include "sandbox/sandbox_protocol.pb.h"
 
 namespace evald::sandbox {
@@ -15,8 +16,8 @@ struct StepContext {
   std::string workdir;
   uint32_t uid = 0;  // 0: keep the init's identity
   uint32_t gid = 0;
-  bool seccomp = false;
-  bool pid_namespace = false;  // kill(-1) then reaches exactly the sandbox's processes
+  const SeccompProgram* seccomp = nullptr;  // installed in every step when set
+  bool pid_namespace = false;               // kill(-1) then reaches exactly the sandbox's processes
   // /proc is the sandbox's own mount (of its pid namespace), which a step asking for hide_proc
   // detaches in a mount namespace of its own. Without it (no filesystem view) there is nothing
   // of ours to hide and the step runs as it is.
