@@ -18,6 +18,18 @@ void CpuRelax() {
 #endif
 }
 
+// Spins (with `pause`) until `ready()` or kSpinFor has passed; whether it became ready. The clock
+// is read every 64 turns, not every turn.
+template <typename Ready>
+bool SpinBriefly(const Ready& ready) {
+  const auto until = std::chrono::steady_clock::now() + kSpinFor;
+  for (int i = 0; !ready(); ++i) {
+    CpuRelax();
+    if (i % 64 == 63 && std::chrono::steady_clock::now() > until) return ready();
+  }
+  return true;
+}
+
 uint64_t GenerationOf(uint64_t word) {
   return word >> 32;
 }
@@ -67,15 +79,10 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
     if (sleeping_ > 0) work_cv_.notify_all();
   }
   RunPieces(generation);
-  const auto spin_until = std::chrono::steady_clock::now() + kSpinFor;
-  for (int i = 0; done_.load(std::memory_order_acquire) != pieces; ++i) {
-    CpuRelax();
-    if (i % 64 == 63 && std::chrono::steady_clock::now() > spin_until) {
-      WaitableLock lock(mu_);
-      while (done_.load(std::memory_order_acquire) != pieces) done_cv_.wait(lock.native());
-      break;
-    }
-  }
+  auto finished = [&] { return done_.load(std::memory_order_acquire) == pieces; };
+  if (SpinBriefly(finished)) return;
+  WaitableLock lock(mu_);
+  while (!finished()) done_cv_.wait(lock.native());
 }
 
 void ThreadPool::RunPieces(uint64_t generation) {
@@ -99,18 +106,12 @@ void ThreadPool::RunPieces(uint64_t generation) {
 }
 
 uint64_t ThreadPool::AwaitGeneration(uint64_t seen) {
-  const auto spin_until = std::chrono::steady_clock::now() + kSpinFor;
-  for (int i = 0;; ++i) {
-    const uint64_t generation = GenerationOf(word_.load(std::memory_order_acquire));
-    if (generation != seen) return generation;
-    CpuRelax();
-    if (i % 64 == 63 && std::chrono::steady_clock::now() > spin_until) break;
-  }
+  auto current = [&] { return GenerationOf(word_.load(std::memory_order_acquire)); };
+  if (SpinBriefly([&] { return current() != seen; })) return current();
   WaitableLock lock(mu_);
   ++sleeping_;
   uint64_t generation = seen;
-  while (!stopping_ && (generation = GenerationOf(word_.load(std::memory_order_acquire))) == seen)
-    work_cv_.wait(lock.native());
+  while (!stopping_ && (generation = current()) == seen) work_cv_.wait(lock.native());
   --sleeping_;
   return stopping_ ? 0 : generation;
 }

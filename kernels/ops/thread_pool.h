@@ -40,7 +40,7 @@ class ThreadPool {
  private:
   // The current call: generation in the high 32 bits, pieces not yet claimed in the low 32.
   static uint64_t Word(uint64_t generation, uint64_t left) { return generation << 32 | left; }
-  // Claims and runs pieces of `generation` until none is left; false once it has ended.
+  // Claims and runs pieces of `generation` until none is left or another call has begun.
   void RunPieces(uint64_t generation);
   // Waits (briefly spinning, then asleep) for a generation other than `seen`; 0 when stopping.
   uint64_t AwaitGeneration(uint64_t seen);

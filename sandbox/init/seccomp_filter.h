@@ -22,7 +22,6 @@ class SeccompProgram {
   int Compile();
   // 0 or a negative errno. Requires no_new_privs (or CAP_SYS_ADMIN); async-signal-safe.
   int Install() const;
-  bool compiled() const { return !code_.empty(); }
 
  private:
   std::vector<sock_filter> code_;
