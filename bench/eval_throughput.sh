@@ -9,7 +9,9 @@
 # a set shaped like real completions (make_sample_set.py --set real: distinct texts, compile
 # failures, hangs, wrong designs on the TIMEOUT problems), measured with `--formal off` and with
 # the default, and profiled: where evald's time goes, by problem and by verdict.
-# Prints samples/s and ratios. Needs a build in build/ (scripts/setup.sh).
+# Prints samples/s and ratios. Needs a build in build/ (scripts/setup.sh). EVALD_BASELINE=PATH
+# (another build's evald, e.g. the commit before a change) runs the real set with --formal off too,
+# in the same run: its time against this build's, and every sample's letters compared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCHMARK=../shared/verilog-eval
@@ -87,6 +89,25 @@ run_real() {
     --json "$TMP/real-default.json" > /dev/null 2> "$TMP/real-default-err.txt"
   t3=$(now)
   echo "set=real samples=$count"
+  if [ -n "${EVALD_BASELINE:-}" ]; then
+    local b0 b1
+    b0=$(now)
+    "$EVALD_BASELINE" eval --dataset "$BENCH" --task spec-to-rtl --samples "$TMP/real.jsonl" \
+      --jobs "$JOBS" --formal off --json "$TMP/real-baseline.json" > /dev/null \
+      2> "$TMP/real-baseline-err.txt"
+    b1=$(now)
+    python3 - "$b0" "$b1" "$t1" "$t2" "$TMP/real-baseline.json" "$TMP/real-off.json" <<'PY'
+import json, sys
+b0, b1, t1, t2 = map(float, sys.argv[1:5])
+base, new = (json.load(open(f))["samples"] for f in sys.argv[5:7])
+print(f"  baseline evald --formal off:             {b1 - b0:.1f} s   this build {(b1 - b0) / (t2 - t1):.2f}x faster")
+diff = [(x["problem"], x.get("index", 0), x["verdict"], y["verdict"]) for x, y in zip(base, new)
+        if (x["verdict"], x.get("benchmark_verdict"), x["passed"]) !=
+           (y["verdict"], y.get("benchmark_verdict"), y["passed"])]
+print(f"  letters, baseline vs this build (--formal off): {len(base) - len(diff)}/{len(base)} equal"
+      + (f"; differ: {diff[:8]}" if diff else ""))
+PY
+  fi
   python3 - "$t0" "$t1" "$t2" "$t3" "$TMP/real-off.json" "$TMP/real-default.json" <<'PY'
 import collections, json, sys
 t0, t1, t2, t3 = map(float, sys.argv[1:5])

@@ -7,6 +7,7 @@
 #include "base/hash.h"
 #include "base/py_text.h"
 #include "harness/failure_category.h"
+#include "harness/icarus_invocation.h"
 #include "harness/integrity_check.h"
 #include "harness/result_line.h"
 #include "harness/self_checking_bench.h"
@@ -159,7 +160,8 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
 }  // namespace
 
 std::chrono::milliseconds JobDeadline(const SimulatorLimits& limits) {
-  return std::chrono::milliseconds(static_cast<int64_t>(CompileWallMs(limits)) +
+  // Icarus compiles in two steps (CompileStepCount), each with the compile step's backstop.
+  return std::chrono::milliseconds(2 * static_cast<int64_t>(CompileWallMs(limits)) +
                                    SimulateWallMs(limits) + 15000);
 }
 
@@ -220,7 +222,14 @@ bool PreprocessAndCheck(SandboxWorker& worker, SimulatorKind simulator,
   run->preprocessed = true;
   run->preprocess = response->steps(0);
   const auto& step = run->preprocess;
-  if (step.outcome() != sandbox::StepResult::EXITED || step.exit_code() != 0) return false;
+  if (step.outcome() != sandbox::StepResult::EXITED || step.exit_code() != 0) {
+    // Icarus's driver adds its line to a failed preprocessor's messages; the benchmark's log
+    // (and its letter) carry it.
+    if (simulator == SimulatorKind::kIcarus && (step.outcome() == sandbox::StepResult::EXITED ||
+                                                step.outcome() == sandbox::StepResult::SIGNALED))
+      run->preprocess.mutable_output()->append(kIcarusPreprocessFailed);
+    return false;
+  }
   const std::string file = JobFileNames(run->nonce).preprocessed;
   auto it = response->collected().find(file);
   if (it == response->collected().end()) {
@@ -372,8 +381,8 @@ bool ClassifyBeforeCompile(const DesignRun& run, SimulatorKind simulator,
   v->log = Bound(py::ReplaceAll(pp.output(), "_" + run.nonce, ""));
   v->benchmark = BenchmarkLogCategory(v->log);
   if (LimitVerdict(pp, run.oom_killed, kPreprocessAddressSpace, "preprocessing", v)) return true;
-  // The preprocessor runs as a child of the driver, which reports its death by SIGXCPU as a
-  // plain failure: its CPU time says what happened.
+  // A preprocessor that exits on its own at its CPU-time limit (or Verilator's, whose children
+  // report a SIGXCPU as a plain failure): its CPU time says what happened.
   if (pp.cpu_ms() + 50 >= uint64_t{kPreprocessCpuSeconds} * 1000) {
     v->category = category::kTimeout;
     v->detail = "preprocessing exceeded its CPU-time limit" + Times(pp);
@@ -540,9 +549,11 @@ Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::st
     v.cacheable = false;
     return v;
   }
-  const StepResult& compile = steps[0];
+  const StepResult compile = CompilePhase(run.response, simulator);
+  const int sim_index = CompileStepCount(simulator);
+  const bool simulated = run.response.steps_size() > sim_index;
   std::string log = compile.output();
-  if (steps.size() > 1) log += steps[1].output() + steps[1].error_output();
+  if (simulated) log += steps[sim_index].output() + steps[sim_index].error_output();
   log = py::ReplaceAll(log, run.tag + " ", "");
   // Keep only the design's own module names in messages.
   log = py::ReplaceAll(log, "_" + nonce, "");
@@ -557,7 +568,7 @@ Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::st
     v.detail = "compilation exceeded its CPU-time limit" + Times(compile);
     return v;
   }
-  if (compile.outcome() != StepResult::EXITED || compile.exit_code() != 0 || steps.size() < 2) {
+  if (compile.outcome() != StepResult::EXITED || compile.exit_code() != 0 || !simulated) {
     char c = BenchmarkLogCategory(compile.output());
     if (c == '?' || c == '.' || c == 'T') c = category::kCompileOther;
     v.category = c;
@@ -565,7 +576,7 @@ Verdict ClassifyRun(const DesignRun& run, SimulatorKind simulator, const std::st
         "compile failed: " + py::ReplaceAll(FirstErrorLine(compile.output()), "_" + nonce, "");
     return v;
   }
-  const StepResult& sim = steps[1];
+  const StepResult& sim = steps[sim_index];
   if (run.pass_lines) {
     // What upstream reads: the simulation's output, the testbench's lines as it prints them.
     std::string printed = sim.output() + sim.error_output();

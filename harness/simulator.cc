@@ -1,6 +1,10 @@
 #include "harness/simulator.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
+
+#include "harness/icarus_invocation.h"
 
 namespace evald {
 
@@ -86,6 +90,66 @@ sandbox::StepSpec SimulationStep(SimulatorKind kind, const std::string& binary,
   return run;
 }
 
+namespace {
+
+// The benchmark's `iverilog -Wall -Winfloop -Wno-timescale -g2012 -s <top> -o <binary>
+// [+timescale+] design testbench reference`, as its driver runs it: ivlpp, then ivl on its
+// output, which runs even after a failed ivlpp (as in the driver's pipe, for its messages). Each
+// step has the compile step's limits; CPU time is judged over both (CompilePhase).
+void AddIcarusCompileSteps(const HardenedBench& bench, const JobFiles& f, const std::string& nonce,
+                           const SimulatorLimits& limits, sandbox::JobRequest* job) {
+  const IcarusFiles ivl = IcarusFileNames(nonce);
+  auto& files = *job->mutable_files();
+  files[ivl.defines] = IcarusDefinesFile();
+  files[ivl.sources] = IcarusSourceList({f.design, f.testbench, f.reference});
+  files[ivl.config] = IcarusCompileConfig(bench.top, f.binary, bench.default_timescale, ivl);
+  auto* preprocess = job->add_steps();
+  *preprocess = StepUnderLimits(limits, true);
+  for (const std::string& a : IcarusPreprocessArgv(ivl, ivl.preprocessed, false))
+    preprocess->add_argv(a);
+  auto* compile = job->add_steps();
+  *compile = StepUnderLimits(limits, true);
+  for (const std::string& a : IcarusCompilerArgv(ivl)) compile->add_argv(a);
+  compile->set_stdin_file(ivl.preprocessed);
+  compile->set_runs_after_failure(true);
+}
+
+}  // namespace
+
+int CompileStepCount(SimulatorKind kind) {
+  return kind == SimulatorKind::kIcarus ? 2 : 1;
+}
+
+sandbox::StepResult CompilePhase(const sandbox::JobResponse& response, SimulatorKind kind) {
+  const int steps = std::min(CompileStepCount(kind), response.steps_size());
+  if (steps == 0) return sandbox::StepResult();
+  // How it ended is the first failed step's (ivl runs after a failed ivlpp, as at the end of the
+  // driver's pipe, for its messages; the compile has failed all the same), else the last's.
+  int decisive = steps - 1;
+  for (int i = 0; i < steps; ++i) {
+    const sandbox::StepResult& step = response.steps(i);
+    if (step.outcome() != sandbox::StepResult::EXITED || step.exit_code() != 0) {
+      decisive = i;
+      break;
+    }
+  }
+  sandbox::StepResult phase = response.steps(decisive);
+  std::string output;
+  uint64_t wall_ms = 0, cpu_ms = 0, rss_kb = 0;
+  for (int i = 0; i < steps; ++i) {
+    const sandbox::StepResult& step = response.steps(i);
+    output += step.output();
+    wall_ms += step.wall_ms();
+    cpu_ms += step.cpu_ms();
+    rss_kb = std::max<uint64_t>(rss_kb, step.max_rss_kb());
+  }
+  phase.set_output(std::move(output));
+  phase.set_wall_ms(static_cast<uint32_t>(std::min<uint64_t>(wall_ms, UINT32_MAX)));
+  phase.set_cpu_ms(cpu_ms);
+  phase.set_max_rss_kb(rss_kb);
+  return phase;
+}
+
 sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& bench,
                                        const std::string& design, const std::string& nonce,
                                        const std::string& secret, const SimulatorLimits& limits) {
@@ -96,23 +160,11 @@ sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& 
   (*job.mutable_files())[f.reference] = bench.reference;
   for (const auto& [name, content] : bench.data_files) (*job.mutable_files())[name] = content;
   job.set_stop_on_failure(true);
-  auto* compile = job.add_steps();
-  *compile = StepUnderLimits(limits, true);
   if (kind == SimulatorKind::kIcarus) {
-    // The benchmark's command line, with the renamed top.
-    for (const std::string& a :
-         {std::string("iverilog"), std::string("-Wall"), std::string("-Winfloop"),
-          std::string("-Wno-timescale"), std::string("-g2012"), std::string("-s"), bench.top,
-          std::string("-o"), f.binary})
-      compile->add_argv(a);
-    if (!bench.default_timescale.empty()) {
-      // A command file's +timescale+ is Icarus's unit before any `timescale and after `resetall.
-      const std::string commands = "timescale_" + nonce + ".f";
-      (*job.mutable_files())[commands] = "+timescale+" + bench.default_timescale + "\n";
-      compile->add_argv("-c");
-      compile->add_argv(commands);
-    }
+    AddIcarusCompileSteps(bench, f, nonce, limits, &job);
   } else {
+    auto* compile = job.add_steps();
+    *compile = StepUnderLimits(limits, true);
     for (const std::string& a :
          {std::string("verilator"), std::string("--binary"), std::string("--timing"),
           std::string("-Wno-fatal"), std::string("-Wno-lint"), std::string("-Wno-style"),
@@ -123,8 +175,8 @@ sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& 
       compile->add_argv("--timescale");
       compile->add_argv(bench.default_timescale);
     }
+    for (const std::string& file : {f.design, f.testbench, f.reference}) compile->add_argv(file);
   }
-  for (const std::string& file : {f.design, f.testbench, f.reference}) compile->add_argv(file);
   auto* simulate = job.add_steps();
   *simulate = SimulationStep(kind, f.binary, secret, limits);
   // The testbench reads its data files by relative path; the design may read no file at all.
@@ -144,9 +196,11 @@ sandbox::JobRequest BuildPreprocessJob(SimulatorKind kind, const std::string& de
   step->set_address_space_bytes(kPreprocessAddressSpace);
   step->set_file_size_bytes(kMaxPreprocessedBytes + 1);
   if (kind == SimulatorKind::kIcarus) {
-    for (const std::string& a : {std::string("iverilog"), std::string("-E"), std::string("-g2012"),
-                                 std::string("-o"), f.preprocessed, f.design})
-      step->add_argv(a);
+    // `iverilog -E -g2012 -o <preprocessed> <design>`, without the driver.
+    const IcarusFiles ivl = IcarusFileNames(nonce);
+    (*job.mutable_files())[ivl.defines] = IcarusDefinesFile();
+    (*job.mutable_files())[ivl.sources] = IcarusSourceList({f.design});
+    for (const std::string& a : IcarusPreprocessArgv(ivl, f.preprocessed, true)) step->add_argv(a);
   } else {
     // verilator -E writes to stdout, which also carries its messages; the file is clean.
     // -P: no `line markers (they would be backticks left in the text).

@@ -51,8 +51,8 @@ uint32_t SimulateWallMs(const SimulatorLimits& limits);
 // The compile step's wall-clock backstop: compile_wall_ms, or three times its CPU-time limit
 // plus 30 s.
 uint32_t CompileWallMs(const SimulatorLimits& limits);
-// A compile step that failed having used its CPU time: the compiler's process was ended by its
-// limit (the driver reports a child's SIGXCPU as a plain failure).
+// A compile phase (CompilePhase) that failed having used its CPU time: a compiler's process was
+// ended by its limit (Verilator's make reports a child's SIGXCPU as a plain failure).
 bool CompileExceededCpu(const sandbox::StepResult& step, const SimulatorLimits& limits);
 
 // A sandbox step under these limits: a compile step (its timeout and address space) or a
@@ -65,14 +65,20 @@ struct JobFiles {
 };
 JobFiles JobFileNames(const std::string& nonce);
 
-// Step 0 compiles (the design first, as the benchmark does, then the testbench and the
-// reference), step 1 simulates (stop on failure) with nothing but the binary and the
+// The first CompileStepCount steps compile (the design first, as the benchmark does, then the
+// testbench and the reference: Icarus's ivlpp then ivl, harness/icarus_invocation.h, or
+// Verilator), the last simulates (stop on failure) with nothing but the binary and the
 // testbench's data files beside it, without /proc, its standard error apart, and the result
-// tag's secret on its command line. A bench's default timescale is Icarus's +timescale+ (in a
-// command file) and Verilator's --timescale.
+// tag's secret on its command line. A bench's default timescale is Icarus's +timescale+ (in its
+// configuration, as the driver's command file puts it) and Verilator's --timescale.
 sandbox::JobRequest BuildSimulationJob(SimulatorKind kind, const HardenedBench& bench,
                                        const std::string& design, const std::string& nonce,
                                        const std::string& secret, const SimulatorLimits& limits);
+
+// How many of a simulation job's steps compile, and their results read as one compile step: its
+// output, the CPU and wall time summed, how the first that failed ended (else the last).
+int CompileStepCount(SimulatorKind kind);
+sandbox::StepResult CompilePhase(const sandbox::JobResponse& response, SimulatorKind kind);
 
 // The simulation step of a compiled binary (`binary`, in the scratch directory) under these
 // limits: what BuildSimulationJob and the counterexample replay run.

@@ -13,7 +13,9 @@ namespace evald {
 
 // Bump when grading rules change in a way that changes verdicts of unchanged inputs.
 // 4: preprocessing under its own 512 MiB address space (a self-expanding macro is L, not T or C).
-inline constexpr int kGradingRulesVersion = 4;
+// 5: Icarus's ivlpp and ivl run without the driver, each under the step's limits itself (a
+//    compiler ended by a limit's signal is read as that limit, not from its log).
+inline constexpr int kGradingRulesVersion = 5;
 
 // `limits` are the run's base limits, not the per-problem limits derived from calibration
 // timings (those vary a little from run to run and would make equal work miss the cache).

@@ -62,7 +62,7 @@ class JudgeIsolation : public ::testing::TestWithParam<SimulatorKind> {
       ref = ref.substr(0, dut) + inputs;
     }
     auto job = BuildSimulationJob(GetParam(), *bench, design, run.nonce, secret, limits_);
-    if (show_proc) job.mutable_steps(1)->set_hide_proc(false);
+    if (show_proc) job.mutable_steps(CompileStepCount(GetParam()))->set_hide_proc(false);
     auto response = worker_->Run(job, JobDeadline(limits_));
     EXPECT_TRUE(response.ok());
     if (response.ok()) run.response = std::move(*response);

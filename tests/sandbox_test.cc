@@ -206,6 +206,44 @@ TEST_F(SandboxTest, KeepOnlyHidesTheSourcesFromALaterStep) {
   EXPECT_TRUE(r->collected().empty());
 }
 
+// A step reads an earlier step's output as its standard input (a pipe without the shell), never
+// a link or a FIFO left under that name, and a name that is not flat refuses the whole job.
+TEST_F(SandboxTest, StandardInputComesFromAScratchFileOnly) {
+  JobRequest job;
+  (*job.mutable_files())["given.txt"] = "given\n";
+  auto add = [&](const std::string& script, const std::string& stdin_file) {
+    auto* step = job.add_steps();
+    for (const std::string& a : {std::string("sh"), std::string("-c"), script}) step->add_argv(a);
+    step->set_timeout_ms(10000);
+    step->set_stdin_file(stdin_file);
+  };
+  add("echo written > out.txt; ln -s /etc/passwd link.txt; mkfifo fifo.txt 2>/dev/null; cat", "");
+  add("cat; echo end1", "out.txt");
+  add("cat; echo end2", "given.txt");
+  add("cat; echo end3", "link.txt");
+  add("cat; echo end4", "fifo.txt");
+  job.set_stop_on_failure(false);
+  auto r = worker_->Run(job, 60s);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->steps_size(), 5);
+  EXPECT_EQ(r->steps(0).output(), "");  // no file named: /dev/null (FIFOs: where seccomp allows)
+  EXPECT_EQ(r->steps(1).output(), "written\nend1\n");
+  EXPECT_EQ(r->steps(2).output(), "given\nend2\n");
+  for (int i : {3, 4}) {
+    EXPECT_EQ(r->steps(i).exit_code(), 126) << r->steps(i).output();
+    EXPECT_NE(r->steps(i).output().find("evald-sandbox: stdin"), std::string::npos)
+        << r->steps(i).output();
+    EXPECT_EQ(r->steps(i).output().find("root:"), std::string::npos) << r->steps(i).output();
+  }
+  JobRequest bad;
+  auto* step = bad.add_steps();
+  step->add_argv("true");
+  step->set_stdin_file("../etc/passwd");
+  auto refused = worker_->Run(bad, 10s);
+  EXPECT_FALSE(refused.ok() && refused->error().empty());
+  EXPECT_EQ(Sh("echo ok").output(), "ok\n");
+}
+
 TEST_F(SandboxTest, WritesOutsideTheScratchDirectoryFail) {
   std::string marker = "/tmp/evald-sandbox-marker-" + std::to_string(::getpid());
   ::unlink(marker.c_str());

@@ -9,6 +9,7 @@
 #include "evald/proto/records.pb.h"
 #include "evald/store/store.h"
 #include "harness/cross_check.h"
+#include "harness/icarus_invocation.h"
 
 namespace evald {
 
@@ -79,6 +80,11 @@ Status Toolchain::AddSimulator(SimulatorKind kind, std::optional<uint32_t> fixed
   if (s.version.empty())
     return Status::Unavailable(std::string(SimulatorName(kind)) +
                                " is not installed or does not run in the sandbox");
+  if (kind == SimulatorKind::kIcarus && !IcarusVersionSupported(s.version))
+    return Status::Unavailable(
+        "evald runs Icarus's ivlpp and ivl as the driver of version 11 "
+        "does (harness/icarus_invocation.h); installed: " +
+        s.version);
   s.base = s.key_limits = DefaultLimits(kind);
   s.fixed_timeout_ms = fixed_timeout_ms;
   if (fixed_timeout_ms) s.key_limits.simulate_timeout_ms = *fixed_timeout_ms;

@@ -222,15 +222,20 @@ class Init {
       if (!ValidFileName(name)) err = "invalid file name '" + name + "'";
       if (err.empty()) err = WriteInput(dir, name, data);
     }
+    for (const auto& step : request.steps()) {
+      if (err.empty() && !step.stdin_file().empty() && !ValidFileName(step.stdin_file()))
+        err = "invalid standard input file name '" + step.stdin_file() + "'";
+    }
     if (!err.empty()) {
       response.set_error(err);
     } else {
-      for (const auto& step : request.steps()) {
+      bool failed = false;
+      for (const StepSpec& step : request.steps()) {
+        if (failed && request.stop_on_failure() && !step.runs_after_failure()) break;
         if (step.keep_only_size() > 0) KeepOnly(dir, step.keep_only());
         StepResult r = RunStep(step, ctx_);
-        bool ok = r.outcome() == StepResult::EXITED && r.exit_code() == 0;
+        failed = failed || !(r.outcome() == StepResult::EXITED && r.exit_code() == 0);
         *response.add_steps() = std::move(r);
-        if (!ok && request.stop_on_failure()) break;
       }
       Collect(request, dir, &response);
     }

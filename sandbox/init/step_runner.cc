@@ -103,15 +103,33 @@ void HideProc() {
   if (::umount2("/proc", MNT_DETACH) != 0) ChildFail("detach /proc");
 }
 
+// Standard input: /dev/null, or the step's stdin_file (a flat name, checked by the init). An
+// earlier step could have left a link or a FIFO under that name: no link is followed, and the
+// open does not wait for a writer (we are the init's vfork child, the init waits for us);
+// anything but a regular file is refused.
+void OpenStdin(const StepSpec& spec) {
+  const bool from_file = !spec.stdin_file().empty();
+  int fd = from_file ? ::open(spec.stdin_file().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+                     : ::open("/dev/null", O_RDONLY);
+  if (fd < 0) ChildFail("stdin");
+  if (from_file) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      errno = EINVAL;
+      ChildFail("stdin is not a regular file");
+    }
+    if (::fcntl(fd, F_SETFL, 0) != 0) ChildFail("stdin");
+  }
+  if (fd != 0 && (::dup2(fd, 0) < 0 || ::close(fd) != 0)) ChildFail("stdin");
+}
+
 [[noreturn]] void ExecChild(const StepSpec& spec, const StepContext& ctx, const Prepared& p,
                             int out_fd, int err_fd) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  int devnull = ::open("/dev/null", O_RDONLY);
-  if (devnull < 0 || ::dup2(devnull, 0) < 0) ChildFail("stdin");
+  if (::chdir(ctx.workdir.c_str()) != 0) ChildFail("chdir");
   if (::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) ChildFail("stdout");
   ::syscall(SYS_close_range, 3U, ~0U, 0U);
-  if (::chdir(ctx.workdir.c_str()) != 0) ChildFail("chdir");
   ::umask(022);
   if (spec.hide_proc() && ctx.own_proc) HideProc();
 
@@ -130,6 +148,7 @@ void HideProc() {
     if (::setresgid(g, g, g) != 0) ChildFail("setresgid");
     if (::setresuid(ctx.uid, ctx.uid, ctx.uid) != 0) ChildFail("setresuid");
   }
+  OpenStdin(spec);  // as the step's own identity: it reads nothing the step could not
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ChildFail("no_new_privs");
   if (spec.cpu_limit_ms()) StartCpuTimer(spec.cpu_limit_ms());
   if (ctx.seccomp != nullptr && ctx.seccomp->Install() != 0) ChildFail("seccomp");
