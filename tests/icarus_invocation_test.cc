@@ -139,6 +139,16 @@ class IcarusInvocation : public ::testing::Test {
 };
 Dataset* IcarusInvocation::dataset_ = nullptr;
 
+// What was checked against one major version's driver is not assumed of another's.
+TEST(IcarusVersion, OnlyTheReproducedMajorVersionIsRun) {
+  EXPECT_TRUE(IcarusVersionSupported("Icarus Verilog version 11.0 (stable) ()"));
+  EXPECT_FALSE(IcarusVersionSupported("Icarus Verilog version 12.0 (stable) (s20221226-238-g)"));
+  EXPECT_FALSE(IcarusVersionSupported("Icarus Verilog version 1.0"));
+  EXPECT_FALSE(IcarusVersionSupported(""));
+  auto installed = testing::RunShell("iverilog -V 2>&1 | head -1");
+  EXPECT_TRUE(IcarusVersionSupported(installed.output)) << installed.output;
+}
+
 TEST_F(IcarusInvocation, TheDriversOwnFilesAreWrittenAlike) {
   const Problem* with_timescale = nullptr;
   const Problem* without = nullptr;

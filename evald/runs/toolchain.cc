@@ -45,6 +45,25 @@ std::vector<std::string> ToolFiles(SimulatorKind kind) {
   return {"verilator", "verilator_bin"};
 }
 
+// evald runs Icarus's compiler passes itself, from the base directory it was built for, as the
+// driver of one major version runs them (harness/icarus_invocation.h).
+Status IcarusUsable(const std::string& version) {
+  if (!IcarusVersionSupported(version))
+    return Status::Unavailable(
+        "evald runs Icarus's ivlpp and ivl as the driver of version 11 does "
+        "(harness/icarus_invocation.h); installed: " +
+        version);
+  for (const char* tool : {"/ivlpp", "/ivl", "/vvp.conf"}) {
+    const std::string path = std::string(IcarusBaseDir()) + tool;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+      return Status::Unavailable("no " + path +
+                                 " (Icarus's base directory: configure with "
+                                 "-DEVALD_ICARUS_BASE_DIR=...)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string Toolchain::Version(const std::vector<std::string>& files,
@@ -80,11 +99,10 @@ Status Toolchain::AddSimulator(SimulatorKind kind, std::optional<uint32_t> fixed
   if (s.version.empty())
     return Status::Unavailable(std::string(SimulatorName(kind)) +
                                " is not installed or does not run in the sandbox");
-  if (kind == SimulatorKind::kIcarus && !IcarusVersionSupported(s.version))
-    return Status::Unavailable(
-        "evald runs Icarus's ivlpp and ivl as the driver of version 11 "
-        "does (harness/icarus_invocation.h); installed: " +
-        s.version);
+  if (kind == SimulatorKind::kIcarus) {
+    Status usable = IcarusUsable(s.version);
+    if (!usable.ok()) return usable;
+  }
   s.base = s.key_limits = DefaultLimits(kind);
   s.fixed_timeout_ms = fixed_timeout_ms;
   if (fixed_timeout_ms) s.key_limits.simulate_timeout_ms = *fixed_timeout_ms;
