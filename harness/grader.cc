@@ -160,9 +160,10 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
 }  // namespace
 
 std::chrono::milliseconds JobDeadline(const SimulatorLimits& limits) {
-  // Icarus compiles in two steps (CompileStepCount), each with the compile step's backstop.
-  return std::chrono::milliseconds(2 * static_cast<int64_t>(CompileWallMs(limits)) +
-                                   SimulateWallMs(limits) + 15000);
+  // Each compile step has the compile's backstop; Icarus compiles in the most steps.
+  const int64_t compile_steps = CompileStepCount(SimulatorKind::kIcarus);
+  return std::chrono::milliseconds(compile_steps * CompileWallMs(limits) + SimulateWallMs(limits) +
+                                   15000);
 }
 
 namespace {

@@ -19,8 +19,6 @@
 #include <string_view>
 #include <vector>
 
-#include "sandbox/sandbox_protocol.pb.h"
-
 namespace evald {
 
 // Where the installed Icarus keeps ivlpp, ivl, the VPI modules and vvp.conf (the driver's

@@ -1,7 +1,6 @@
 #include "harness/simulator.h"
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 
 #include "harness/icarus_invocation.h"
@@ -125,24 +124,19 @@ sandbox::StepResult CompilePhase(const sandbox::JobResponse& response, Simulator
   if (steps == 0) return sandbox::StepResult();
   // How it ended is the first failed step's (ivl runs after a failed ivlpp, as at the end of the
   // driver's pipe, for its messages; the compile has failed all the same), else the last's.
-  int decisive = steps - 1;
-  for (int i = 0; i < steps; ++i) {
-    const sandbox::StepResult& step = response.steps(i);
-    if (step.outcome() != sandbox::StepResult::EXITED || step.exit_code() != 0) {
-      decisive = i;
-      break;
-    }
-  }
-  sandbox::StepResult phase = response.steps(decisive);
+  int decisive = -1;
   std::string output;
   uint64_t wall_ms = 0, cpu_ms = 0, rss_kb = 0;
   for (int i = 0; i < steps; ++i) {
     const sandbox::StepResult& step = response.steps(i);
+    const bool failed = step.outcome() != sandbox::StepResult::EXITED || step.exit_code() != 0;
+    if (failed && decisive < 0) decisive = i;
     output += step.output();
     wall_ms += step.wall_ms();
     cpu_ms += step.cpu_ms();
     rss_kb = std::max<uint64_t>(rss_kb, step.max_rss_kb());
   }
+  sandbox::StepResult phase = response.steps(decisive < 0 ? steps - 1 : decisive);
   phase.set_output(std::move(output));
   phase.set_wall_ms(static_cast<uint32_t>(std::min<uint64_t>(wall_ms, UINT32_MAX)));
   phase.set_cpu_ms(cpu_ms);

@@ -28,20 +28,16 @@ std::string Text(const std::string& path) {
   return text.ok() ? *text : std::string();
 }
 
-std::string Quoted(const std::string& s) {
-  return "'" + py::ReplaceAll(s, "'", "'\\''") + "'";
-}
-
 // Runs argv in `dir` (stdin from `stdin_file` there, else /dev/null) under the address space
 // the production step has (a self-expanding macro ends by running out of it, not at the
 // deadline), messages merged, with a deadline: a hostile design may elaborate for long.
 testing::ShellResult RunIn(const std::string& dir, const std::vector<std::string>& argv,
                            uint64_t address_space, const std::string& stdin_file = "",
                            const std::string& environment = "") {
-  std::string cmd = "cd " + Quoted(dir) + " && ulimit -v " + std::to_string(address_space >> 10) +
-                    " && " + environment + " timeout 20";
-  for (const std::string& a : argv) cmd += " " + Quoted(a);
-  cmd += stdin_file.empty() ? " < /dev/null" : " < " + Quoted(stdin_file);
+  std::string cmd = "cd " + testing::ShellQuote(dir) + " && ulimit -v " +
+                    std::to_string(address_space >> 10) + " && " + environment + " timeout 20";
+  for (const std::string& a : argv) cmd += " " + testing::ShellQuote(a);
+  cmd += stdin_file.empty() ? " < /dev/null" : " < " + testing::ShellQuote(stdin_file);
   return testing::RunShell(cmd + " 2>&1");
 }
 
