@@ -4,7 +4,9 @@
 # and Q4_0; plus evald's n=20 aggregate. Prints tok/s, the ratio, and the fraction of the
 # memory-bandwidth limit (measured in the same run, for the machine and for --threads threads).
 # With --repeats R the two are measured alternately R times on the same file and the median
-# ratio is printed too (this machine's speed moves between minutes).
+# ratio is printed too (this machine's speed moves between minutes). EVALD_ISA=avx2 (or avx-vnni,
+# scalar) makes evald take that path on a CPU that runs it, so that an AVX-512 host measures the
+# AVX2 kernels too; llama.cpp keeps its own choice, so such a ratio is not like for like.
 #   bench/decode_vs_llama_cpp.sh [--shape 1.1b|7b] [--tokens 32] [--n 20] [--threads 1]
 #                                [--types "q4_0 q8_0"] [--repeats 1]
 set -euo pipefail

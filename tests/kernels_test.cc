@@ -23,6 +23,7 @@
 #include "kernels/ops/activations.h"
 #include "kernels/ops/attention.h"
 #include "kernels/ops/dot.h"
+#include "kernels/ops/isa.h"
 #include "kernels/ops/matvec.h"
 #include "kernels/ops/packed_activations.h"
 #include "kernels/ops/packed_matrix.h"
@@ -554,6 +555,29 @@ TEST(Tokenizer, Llama2Ids) {
        {"module TopModule(input clk, output reg [7:0] q);", "  x\n\ty  z",
         "h\xc3\xa9llo \xe6\x97\xa5\xe6\x9c\xac", "always @(posedge clk) q <= q + 1'b1;"}) {
     EXPECT_EQ(t->Decode(t->Encode(s, true)), std::string(" ") + s) << s;
+  }
+}
+
+// EVALD_ISA picks a path this CPU runs, and a name it cannot honour is refused, never replaced.
+TEST(Isa, TheEnvironmentNamesAPathOrIsRefused) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512Vnni})
+    EXPECT_EQ(IsaFromName(IsaName(isa)), isa);
+  EXPECT_FALSE(IsaFromName("avx512").has_value());
+  const Isa best = DetectIsa();
+  ASSERT_EQ(unsetenv("EVALD_FORCE_SCALAR"), 0);
+  struct Restore {
+    ~Restore() { unsetenv("EVALD_ISA"); }
+  } restore;
+  ASSERT_EQ(setenv("EVALD_ISA", "scalar", 1), 0);
+  EXPECT_TRUE(CheckIsaOverride().ok());
+  EXPECT_EQ(DetectIsa(), Isa::kScalar);
+  ASSERT_EQ(setenv("EVALD_ISA", "sse4", 1), 0);
+  EXPECT_NE(CheckIsaOverride().message().find("names no kernel path"), std::string::npos);
+  EXPECT_EQ(DetectIsa(), best);  // what start-up refuses, a library call does not take
+  for (Isa isa : {Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512Vnni}) {
+    ASSERT_EQ(setenv("EVALD_ISA", IsaName(isa), 1), 0);
+    EXPECT_EQ(CheckIsaOverride().ok(), IsaSupported(isa)) << IsaName(isa);
+    EXPECT_EQ(DetectIsa(), IsaSupported(isa) ? isa : best) << IsaName(isa);
   }
 }
 

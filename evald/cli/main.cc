@@ -26,8 +26,10 @@
 #include "evald/cli/model_commands.h"
 #include "evald/cli/plan_command.h"
 #include "evald/cli/report_command.h"
+#include "evald/cli/report_io.h"
 #include "evald/cli/run_command.h"
 #include "evald/cli/serve_command.h"
+#include "kernels/ops/isa.h"
 
 int main(int argc, char** argv) {
   using namespace evald;
@@ -71,5 +73,8 @@ int main(int argc, char** argv) {
     (void)app.exit(e);  // prints the message and the usage hint
     return 2;           // unusable arguments: 2, as every other usage error
   }
+  // Every command that decodes takes its kernels from DetectIsa: a setting it cannot honour is
+  // refused here, once, rather than replaced by another path without a word.
+  if (Status st = kernels::CheckIsaOverride(); !st.ok()) return Fail(st);
   return run ? run() : 0;
 }

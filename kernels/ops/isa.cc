@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <string>
 
 namespace evald::kernels {
 
@@ -19,6 +20,21 @@ bool CpuidBit(unsigned leaf, unsigned subleaf, int reg, int bit) {
   return (r[reg] >> bit) & 1u;
 }
 constexpr int kEax = 0, kEcx = 2;
+
+constexpr Isa kAllIsas[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512Vnni};
+
+// The path the environment names, if it names one (EVALD_ISA, or EVALD_FORCE_SCALAR=1), and the
+// name as given; an unknown name gives nullopt beside a non-empty name.
+std::optional<Isa> IsaFromEnvironment(std::string* given) {
+  const char* force = std::getenv("EVALD_FORCE_SCALAR");
+  if (force && std::strcmp(force, "1") == 0) {
+    *given = "scalar";
+    return Isa::kScalar;
+  }
+  const char* name = std::getenv("EVALD_ISA");
+  *given = name ? name : "";
+  return IsaFromName(*given);
+}
 
 }  // namespace
 
@@ -42,8 +58,8 @@ bool IsaSupported(Isa isa) {
 }
 
 Isa DetectIsa() {
-  const char* force = std::getenv("EVALD_FORCE_SCALAR");
-  if (force && std::strcmp(force, "1") == 0) return Isa::kScalar;
+  std::string given;
+  if (auto named = IsaFromEnvironment(&given); named && IsaSupported(*named)) return *named;
   for (Isa isa : {Isa::kAvx512Vnni, Isa::kAvxVnni, Isa::kAvx2})
     if (IsaSupported(isa)) return isa;
   return Isa::kScalar;
@@ -60,6 +76,24 @@ const char* IsaName(Isa isa) {
     default:
       return "scalar";
   }
+}
+
+Status CheckIsaOverride() {
+  std::string given;
+  const std::optional<Isa> named = IsaFromEnvironment(&given);
+  if (given.empty()) return Status::Ok();
+  if (!named)
+    return Status::InvalidArgument("EVALD_ISA=" + given +
+                                   " names no kernel path (scalar, avx2, avx-vnni, avx512-vnni)");
+  if (!IsaSupported(*named))
+    return Status::InvalidArgument("EVALD_ISA=" + given + ": this CPU does not run that path");
+  return Status::Ok();
+}
+
+std::optional<Isa> IsaFromName(std::string_view name) {
+  for (Isa isa : kAllIsas)
+    if (name == IsaName(isa)) return isa;
+  return std::nullopt;
 }
 
 }  // namespace evald::kernels
