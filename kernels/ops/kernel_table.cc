@@ -61,13 +61,15 @@ KernelTable Avx2() {
   return t;
 }
 
-// AVX-VNNI CPUs: VNNI for the plain blocks, AVX2 for the rest (the K-quants, packed kernels).
+// AVX-VNNI CPUs: VNNI for the plain blocks and the packed batches (in the AVX2 layout), AVX2 for
+// the rest (the K-quants, a packed single vector).
 KernelTable AvxVnni() {
   KernelTable t = Avx2();
   t.isa = Isa::kAvxVnni;
   SetType(t, GgmlType::kQ8_0, {&RowQ8<BlockQ8_0, DotQ8_0AvxVnni>});
   SetType(t, GgmlType::kQ4_0, {&RowQ8<BlockQ4_0, DotQ4_0AvxVnni>});
   t.dot_q8_0 = &DotQ8_0AvxVnni;
+  t.packed_matvec = &PackedMatVecAvxVnni;
   return t;
 }
 

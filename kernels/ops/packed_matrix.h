@@ -77,7 +77,7 @@ inline void ForEachVectorChunk(int nv, int most, const Chunk& chunk) {
   }
 }
 
-// The packed layout whose kernels run on `isa` (AVX-VNNI CPUs take the AVX2 kernels), or kScalar
+// The packed layout whose kernels run on `isa` (AVX-VNNI CPUs read the AVX2 layout), or kScalar
 // where none does.
 Isa PackedLayoutFor(Isa isa);
 
@@ -87,5 +87,8 @@ void PackedMatVecAvx512Vnni(const PackedMatrix& w, const PackedActivations& a, i
                             int64_t g_end, float* y);
 void PackedMatVecAvx2(const PackedMatrix& w, const PackedActivations& a, int64_t g_begin,
                       int64_t g_end, float* y);
+// AVX-VNNI CPUs, the AVX2 layout: batches by vpdpbusd on 256 bits, one vector by the AVX2 kernel.
+void PackedMatVecAvxVnni(const PackedMatrix& w, const PackedActivations& a, int64_t g_begin,
+                         int64_t g_end, float* y);
 
 }  // namespace evald::kernels

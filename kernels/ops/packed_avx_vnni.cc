@@ -1,0 +1,135 @@
+// The batched kernels over PackedMatrix's AVX2 layout for CPUs with AVX-VNNI (vpdpbusd on 256
+// bits) but no AVX-512: one instruction multiplies and adds 4 elements of 8 rows into their
+// 32-bit sums, where AVX2 needs vpmaddubsw and an add (and, for Q8_0, a widening vpmaddwd).
+// A single vector is bound by memory, not by these instructions, and takes the AVX2 kernel.
+//
+//   Q4_0: vpdpbusd(nibbles 0..15, x), starting from the block's correction (-8 x its sum of x).
+//   Q8_0: vpdpbusd(|x|, w * sign x), exact because packing refused any weight of -128.
+//
+// Per row, the float work is the AVX2 kernels' (one conversion of the exact integer block sum,
+// the scales' product, one multiply-add, in the same order), so a vector's results are
+// bit-identical alone (AVX2 single-vector kernel) and in a batch.
+#include "kernels/ops/intrinsics_warnings.h"  // before the intrinsics' headers
+
+#include <immintrin.h>
+
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "kernels/ops/packed_matrix.h"
+
+namespace evald::kernels {
+
+namespace {
+
+#define EVALD_AVX_VNNI_TARGET __attribute__((target("avx2,avxvnni,fma,f16c")))
+
+// Vectors per pass: two sums and two accumulators each, beside two weight registers and a
+// broadcast, in 16 registers.
+constexpr int kMaxVectors = 4;
+constexpr int64_t kPrefetchAhead = 2048;
+
+EVALD_AVX_VNNI_TARGET inline __m256i Broadcast4(const int8_t* x) {
+  int32_t v;
+  std::memcpy(&v, x, 4);
+  return _mm256_set1_epi32(v);
+}
+
+// One group against NV vectors starting at v0, both 8-row halves in one pass: per step, the
+// halves' two weight registers against one broadcast of each vector's 4 activation bytes.
+template <bool kQ4, int NV>
+EVALD_AVX_VNNI_TARGET void GroupKernel(const PackedMatrix& w, const PackedActivations& a, int v0,
+                                       int64_t g, float* y) {
+  const int64_t blocks = w.blocks(), rows = w.rows();
+  constexpr int64_t kStride = kQ4 ? PackedMatrix::kQ4Stride : PackedMatrix::kQ8Stride;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  const uint8_t* p = w.group(g);
+  __m256 acc[NV][2];
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; ++v) acc[v][0] = acc[v][1] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < blocks; ++b, p += kStride) {
+#pragma GCC unroll 9
+    for (int64_t line = 0; line < kStride; line += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchAhead + line), _MM_HINT_T0);
+    // Block-major activations: this block's vectors at fixed offsets.
+    const int8_t* x = a.x + (b * a.nv + v0) * kQK;
+    const int8_t* x_abs = kQ4 ? nullptr : a.x_abs + (b * a.nv + v0) * kQK;
+    const int32_t* corr = a.corrections + b * a.nv + v0;
+    __m256i s[NV][2];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v)
+      s[v][0] = s[v][1] = kQ4 ? _mm256_set1_epi32(corr[v]) : _mm256_setzero_si256();
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      __m256i q[2];
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        if constexpr (kQ4) {
+          // Step 2c: chunk c's low nibbles (elements 8c..8c+3), step 2c + 1 its high ones.
+          q[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * (j / 2) + 32 * h));
+          q[h] = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q[h], 4) : q[h], low4);
+        } else {
+          q[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * j + 32 * h));
+        }
+      }
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) {
+        const __m256i xv = Broadcast4(x + v * kQK + 4 * j);
+        if constexpr (kQ4) {
+#pragma GCC unroll 2
+          for (int h = 0; h < 2; ++h) s[v][h] = _mm256_dpbusd_avx_epi32(s[v][h], q[h], xv);
+        } else {
+          const __m256i xv_abs = Broadcast4(x_abs + v * kQK + 4 * j);
+#pragma GCC unroll 2
+          for (int h = 0; h < 2; ++h)
+            s[v][h] = _mm256_dpbusd_avx_epi32(s[v][h], xv_abs, _mm256_sign_epi8(q[h], xv));
+        }
+      }
+    }
+    const float* dx = a.scales + b * a.nv + v0;
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const int64_t scales_at = (kQ4 ? 256 : 512) + 16 * h;
+      const __m256 dw =
+          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + scales_at)));
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v)
+        acc[v][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[v][h]),
+                                    _mm256_mul_ps(dw, _mm256_set1_ps(dx[v])), acc[v][h]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; ++v)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h)
+      _mm256_storeu_ps(y + (v0 + v) * rows + g * PackedMatrix::kRows + 8 * h, acc[v][h]);
+}
+
+using Kernel = void (*)(const PackedMatrix&, const PackedActivations&, int, int64_t, float*);
+
+// Widths 2..kMaxVectors: entry n - 2 for n vectors.
+template <bool kQ4, size_t... I>
+constexpr std::array<Kernel, sizeof...(I)> KernelTable(std::index_sequence<I...>) {
+  return {&GroupKernel<kQ4, static_cast<int>(I) + 2>...};
+}
+
+constexpr auto kQ8Kernels = KernelTable<false>(std::make_index_sequence<kMaxVectors - 1>());
+constexpr auto kQ4Kernels = KernelTable<true>(std::make_index_sequence<kMaxVectors - 1>());
+
+}  // namespace
+
+void PackedMatVecAvxVnni(const PackedMatrix& w, const PackedActivations& a, int64_t g_begin,
+                         int64_t g_end, float* y) {
+  const int nv = a.nv;
+  if (nv == 1) {
+    PackedMatVecAvx2(w, a, g_begin, g_end, y);
+    return;
+  }
+  // Chunks of 2..kMaxVectors (nv >= 2 here, so never a chunk of one).
+  const auto& kernels = w.type() == GgmlType::kQ4_0 ? kQ4Kernels : kQ8Kernels;
+  for (int64_t g = g_begin; g < g_end; ++g)
+    ForEachVectorChunk(nv, kMaxVectors, [&](int v0, int n) { kernels[n - 2](w, a, v0, g, y); });
+}
+
+}  // namespace evald::kernels
