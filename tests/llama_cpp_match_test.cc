@@ -4,14 +4,11 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
-
-#include <cstdio>
 
 #include "base/file_io.h"
 #include "evald/metrics/distribution_drift.h"
@@ -45,12 +42,19 @@ std::vector<int> Ids(const google::protobuf::Value& list) {
 
 class LlamaCppMatch : public ::testing::Test {
  protected:
+  // A file in this test's own folder, removed with it: two test runs side by side (a second
+  // build's ctest) must not write or remove each other's models.
+  std::string Scratch(const std::string& name) const { return scratch_.path() + "/" + name; }
+
   void SetUp() override {
     if (!testing::HaveNodeReference())
       GTEST_SKIP()
           << "node-llama-cpp is not installed in .cache/node-llama-cpp (scripts/install-deps.sh)";
     if (!IsRegularFile(Models() + "/stories260K-f32.gguf")) GTEST_SKIP() << "no ../shared/models";
   }
+
+ private:
+  testing::ScratchDir scratch_{"llama-cpp-match"};
 };
 
 const std::vector<std::string>& TokenizerStrings() {
@@ -161,8 +165,8 @@ TEST_F(LlamaCppMatch, RandomLlamaQwen2AndGemmaFiles) {
   for (const char* arch : {"llama", "qwen2", "gemma", "gemma2", "gemma3", "gemma4"}) {
     for (GgmlType type : {GgmlType::kF32, GgmlType::kQ8_0}) {
       RandomModelShape shape = SmallShape(arch, type);
-      std::string path = "/tmp/evald-random-" + std::string(arch) + "-" +
-                         std::to_string(static_cast<int>(type)) + ".gguf";
+      std::string path = Scratch("random-" + std::string(arch) + "-" +
+                                 std::to_string(static_cast<int>(type)) + ".gguf");
       ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
       google::protobuf::Value ref;
       ASSERT_TRUE(
@@ -186,7 +190,6 @@ TEST_F(LlamaCppMatch, RandomLlamaQwen2AndGemmaFiles) {
         got.resize(std::min<size_t>(got.size(), 16));
       }
       EXPECT_EQ(got, want) << arch << " type " << static_cast<int>(type);
-      std::remove(path.c_str());
     }
   }
 }
@@ -301,14 +304,12 @@ TEST_F(LlamaCppMatch, NextTokenDistributionsWithinToleranceAlongASequence) {
   std::vector<Case> cases = {{Models() + "/stories260K-f32.gguf", false, false},
                              {Models() + "/stories260K-q8_0.gguf", true, false},
                              {Models() + "/stories260K-q4_0.gguf", true, false}};
-  std::vector<std::string> written;
   for (const char* arch : {"llama", "qwen2", "gemma", "gemma2", "gemma3", "gemma4"}) {
     for (GgmlType type : {GgmlType::kF32, GgmlType::kQ8_0}) {
       RandomModelShape shape = SmallShape(arch, type);
-      std::string path = "/tmp/evald-dist-" + std::string(arch) + "-" +
-                         std::to_string(static_cast<int>(type)) + ".gguf";
+      std::string path = Scratch("dist-" + std::string(arch) + "-" +
+                                 std::to_string(static_cast<int>(type)) + ".gguf");
       ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
-      written.push_back(path);
       cases.push_back({path, type != GgmlType::kF32, std::string(arch).rfind("gemma", 0) == 0});
     }
   }
@@ -325,7 +326,6 @@ TEST_F(LlamaCppMatch, NextTokenDistributionsWithinToleranceAlongASequence) {
     std::printf("%s: max |d log p| %.2e (median position %.2e), max |d p| %.2e\n", c.path.c_str(),
                 g.log_p, g.median_log_p, g.p);
   }
-  for (const auto& p : written) std::remove(p.c_str());
 }
 
 // The log-probs the generator reports (evald generate --logprobs, the OpenAI endpoints) along
@@ -379,7 +379,7 @@ TEST_F(LlamaCppMatch, Gemma4WithoutAFinalSoftCapTakesLlamaCppsDefault) {
   RandomModelShape shape = SmallShape("gemma4", GgmlType::kF32);
   shape.omit_final_softcap = true;
   shape.scale = 0.6f;
-  const std::string path = "/tmp/evald-gemma4-nocap-" + std::to_string(::getpid()) + ".gguf";
+  const std::string path = Scratch("gemma4-nocap.gguf");
   ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
   auto model = LlamaModel::Load(path);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
@@ -387,7 +387,6 @@ TEST_F(LlamaCppMatch, Gemma4WithoutAFinalSoftCapTakesLlamaCppsDefault) {
   const Gap g = CompareDistributions(path, 12);
   EXPECT_LE(g.log_p, 1e-3) << "gemma's GELU tolerance";
   std::printf("gemma4 without a final soft-cap: max |d log p| %.2e\n", g.log_p);
-  std::remove(path.c_str());
 }
 
 // `evald drift`'s figures (teacher-forced KL of Q8_0 and Q4_0 against F32, top-1 agreement,
@@ -439,8 +438,8 @@ TEST_F(LlamaCppMatch, DriftFiguresAreLlamaCppsOnTheSameTokens) {
       pairs.emplace_back(stories, Models() + "/stories260K-" + q + ".gguf");
   std::vector<std::string> written;
   for (GgmlType type : {GgmlType::kF32, GgmlType::kQ4_0}) {
-    const std::string path = "/tmp/evald-drift-llama-" + std::to_string(static_cast<int>(type)) +
-                             "-" + std::to_string(::getpid()) + ".gguf";
+    const std::string path =
+        Scratch("drift-llama-" + std::to_string(static_cast<int>(type)) + ".gguf");
     ASSERT_TRUE(WriteRandomModel(SmallShape("llama", type), stories, path).ok());
     written.push_back(path);
   }
@@ -458,7 +457,6 @@ TEST_F(LlamaCppMatch, DriftFiguresAreLlamaCppsOnTheSameTokens) {
         candidate.c_str(), base.c_str(), e.tokens(), e.mean_kl(), l.mean_kl(), e.top1_agreement(),
         l.top1_agreement(), e.ppl_ratio(), l.ppl_ratio());
   }
-  for (const auto& p : written) std::remove(p.c_str());
 }
 
 // Byte-level BPE (tokenizer.ggml.model = gpt2) with each pre-tokenizer: a vocabulary learned
@@ -475,8 +473,8 @@ TEST_F(LlamaCppMatch, BpeTokenizerIdsForEachPreTokenizer) {
   }
   const std::vector<std::string>& strings = TokenizerStrings();
   for (const char* pre : {"qwen2", "llama-bpe", "gpt-2", "deepseek-coder"}) {
-    std::string vocab = "/tmp/evald-bpe-vocab-" + std::string(pre) + ".gguf";
-    std::string model = "/tmp/evald-bpe-model-" + std::string(pre) + ".gguf";
+    std::string vocab = Scratch("bpe-vocab-" + std::string(pre) + ".gguf");
+    std::string model = Scratch("bpe-model-" + std::string(pre) + ".gguf");
     ASSERT_TRUE(WriteBpeVocabulary(pre, corpus, 300, vocab).ok());
     RandomModelShape shape;
     shape.architecture = "qwen2";
@@ -500,8 +498,6 @@ TEST_F(LlamaCppMatch, BpeTokenizerIdsForEachPreTokenizer) {
       EXPECT_EQ(got, Ids(lists.values(static_cast<int>(i)))) << pre << ": " << strings[i];
       EXPECT_EQ((*tok)->Decode(got), strings[i]) << pre;
     }
-    std::remove(vocab.c_str());
-    std::remove(model.c_str());
   }
 }
 
@@ -510,7 +506,7 @@ TEST_F(LlamaCppMatch, BpeTokenizerIdsForEachPreTokenizer) {
 // after each special token). SentencePiece (llama-2-tiny-random) and byte-level BPE (a qwen2
 // file whose vocabulary has <|im_start|>, <|im_end|>, <|endoftext|>).
 TEST_F(LlamaCppMatch, SpecialTokenStringsSplitAsLlamaCppParsesThem) {
-  const std::string vocab = "/tmp/evald-special-vocab.gguf", bpe = "/tmp/evald-special-bpe.gguf";
+  const std::string vocab = Scratch("special-vocab.gguf"), bpe = Scratch("special-bpe.gguf");
   ASSERT_TRUE(
       WriteBpeVocabulary("qwen2", "module TopModule; You write Verilog. user system", 60, vocab)
           .ok());
@@ -558,8 +554,6 @@ TEST_F(LlamaCppMatch, SpecialTokenStringsSplitAsLlamaCppParsesThem) {
               (*tok)->Encode(c.strings[0], false))
         << "the strings of special tokens are parsed, not spelled";
   }
-  std::remove(vocab.c_str());
-  std::remove(bpe.c_str());
 }
 
 // Gemma 4's tokenizer (tokenizer.ggml.model = gemma4: SentencePiece-style BPE over the text's
@@ -576,8 +570,8 @@ TEST_F(LlamaCppMatch, Gemma4TokenizerAndAGemma4FileEndToEnd) {
                                 "/datasets/builtin/dataset_spec-to-rtl/" + name + "_ref.sv");
     if (text.ok()) corpus += *text;
   }
-  const std::string vocab = "/tmp/evald-gemma4-vocab-" + std::to_string(::getpid()) + ".gguf";
-  const std::string path = "/tmp/evald-gemma4-tok-" + std::to_string(::getpid()) + ".gguf";
+  const std::string vocab = Scratch("gemma4-vocab.gguf");
+  const std::string path = Scratch("gemma4-tok.gguf");
   ASSERT_TRUE(WriteBpeVocabulary("gemma4", corpus, 200, vocab).ok());
   ASSERT_TRUE(WriteRandomModel(SmallShape("gemma4", GgmlType::kQ8_0), vocab, path).ok());
   std::vector<std::string> strings = TokenizerStrings();
@@ -605,8 +599,6 @@ TEST_F(LlamaCppMatch, Gemma4TokenizerAndAGemma4FileEndToEnd) {
       "gemma4 Q8_0 with its own tokenizer: max |d log p| %.2e (median %.2e), max |d p| "
       "%.2e\n",
       g.log_p, g.median_log_p, g.p);
-  std::remove(vocab.c_str());
-  std::remove(path.c_str());
 }
 
 // The Q8_0 KV cache (opt-in): a quarter of the F32 cache's memory (34 bytes per 32 values), and
@@ -624,8 +616,7 @@ TEST_F(LlamaCppMatch, Gemma4TokenizerAndAGemma4FileEndToEnd) {
 TEST_F(LlamaCppMatch, Q8_0KvCacheDriftAndMemoryAgainstF32AndLlamaCpp) {
   for (const char* arch : {"llama", "gemma3"}) {
     const RandomModelShape shape = SmallShape(arch, GgmlType::kF32);
-    const std::string path =
-        "/tmp/evald-kvq8-" + std::string(arch) + "-" + std::to_string(::getpid()) + ".gguf";
+    const std::string path = Scratch("kvq8-" + std::string(arch) + ".gguf");
     ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
     auto model = LlamaModel::Load(path);
     ASSERT_TRUE(model.ok()) << model.status().ToString();
@@ -662,7 +653,6 @@ TEST_F(LlamaCppMatch, Q8_0KvCacheDriftAndMemoryAgainstF32AndLlamaCpp) {
       expected += 2LL * 20 * l.kv_dim() * 4 *
                   (l.sliding ? std::min(2048, (*model)->config().sliding_window + 15) : 2048);
     EXPECT_EQ(a.kv_cache_bytes(), expected);
-    std::remove(path.c_str());
   }
 }
 
