@@ -336,52 +336,87 @@ TEST(PackedActivations, VectorQuantizersAreBitIdenticalToTheReference) {
   }
 }
 
-// The vector exp within 2 ulp of std::exp over the float range, saturating at both ends; the
-// gated SiLU built on it against the scalar oracle, the same for an element wherever it sits.
+// The vector exps within 2 ulp of std::exp over the float range, saturating at both ends; the
+// gated SiLU built on them against the scalar oracle, the same for an element wherever it sits;
+// the AVX2 path equal to the AVX-512 one bit for bit.
 TEST(Activations, VectorExpAndGatedSiluMatchTheScalarOracle) {
-  if (!IsaSupported(Isa::kAvx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  struct Path {
+    const char* name;
+    Isa isa;
+    void (*exp)(const float*, float*, int64_t);
+    void (*gated_silu)(float*, const float*, int64_t);
+  };
+  std::vector<Path> paths;
+  for (const Path& p : {Path{"avx2", Isa::kAvx2, &ExpAvx2, &GatedSiluAvx2},
+                        Path{"avx512", Isa::kAvx512Vnni, &ExpAvx512, &GatedSiluAvx512}})
+    if (IsaSupported(p.isa)) paths.push_back(p);
+  if (paths.empty()) GTEST_SKIP() << "no AVX2 on this CPU";
   std::vector<float> x;
   for (float v = -110.0f; v <= 95.0f; v += 0.0137f) x.push_back(v);
   for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 88.72f, -87.33f, -103.9f}) x.push_back(v);
-  std::vector<float> y(x.size());
-  ExpAvx512(x.data(), y.data(), static_cast<int64_t>(x.size()));
-  for (size_t i = 0; i < x.size(); ++i) {
-    const float want = std::exp(x[i]);
-    if (std::isinf(want)) {
-      ASSERT_TRUE(std::isinf(y[i])) << "exp(" << x[i] << ") = " << y[i];
-      continue;
+  std::vector<std::vector<float>> exps;
+  for (const Path& p : paths) {
+    std::vector<float> y(x.size());
+    p.exp(x.data(), y.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = std::exp(x[i]);
+      if (std::isinf(want)) {
+        ASSERT_TRUE(std::isinf(y[i])) << p.name << " exp(" << x[i] << ") = " << y[i];
+        continue;
+      }
+      if (want < 1e-37f) {  // below the normal range: within an ulp of the smallest normal
+        ASSERT_NEAR(y[i], want, 2e-38f) << p.name << " exp(" << x[i] << ")";
+        continue;
+      }
+      ASSERT_LE(std::fabs(y[i] - want), 2.5e-7f * want) << p.name << " exp(" << x[i] << ")";
     }
-    if (want < 1e-37f) {  // below the normal range: within an ulp of the smallest normal
-      ASSERT_NEAR(y[i], want, 2e-38f) << "exp(" << x[i] << ")";
-      continue;
-    }
-    ASSERT_LE(std::fabs(y[i] - want), 2.5e-7f * want) << "exp(" << x[i] << ")";
+    exps.push_back(std::move(y));
+  }
+  if (exps.size() == 2) {
+    ASSERT_EQ(std::memcmp(exps[0].data(), exps[1].data(), sizeof(float) * x.size()), 0)
+        << "the AVX2 exp differs from the AVX-512 exp";
   }
   std::mt19937 rng(3);
   std::normal_distribution<float> dist(0, 4);
-  for (int64_t n : {1, 15, 16, 172, 5632}) {
+  for (int64_t n : {1, 7, 8, 15, 16, 172, 5632}) {
     std::vector<float> gate(static_cast<size_t>(n)), up(gate.size());
     for (auto& v : gate) v = dist(rng);
     for (auto& v : up) v = dist(rng);
-    std::vector<float> want = gate, got = gate;
+    std::vector<float> want = gate;
     GatedSiluScalar(want.data(), up.data(), n);
-    GatedSiluAvx512(got.data(), up.data(), n);
-    for (int64_t i = 0; i < n; ++i)
-      ASSERT_NEAR(got[i], want[i], 1e-6f * std::fabs(want[i]) + 1e-30f) << "n " << n << " at " << i;
-    // The first element alone equals the first of the batch, bit for bit.
-    float alone = gate[0];
-    GatedSiluAvx512(&alone, up.data(), 1);
-    ASSERT_EQ(std::memcmp(&alone, got.data(), sizeof(float)), 0);
+    std::vector<std::vector<float>> outs;
+    for (const Path& p : paths) {
+      std::vector<float> got = gate;
+      p.gated_silu(got.data(), up.data(), n);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-6f * std::fabs(want[i]) + 1e-30f)
+            << p.name << " n " << n << " at " << i;
+      // The first element alone equals the first of the batch, bit for bit.
+      float alone = gate[0];
+      p.gated_silu(&alone, up.data(), 1);
+      ASSERT_EQ(std::memcmp(&alone, got.data(), sizeof(float)), 0) << p.name;
+      outs.push_back(std::move(got));
+    }
+    if (outs.size() == 2) {
+      ASSERT_EQ(std::memcmp(outs[0].data(), outs[1].data(), sizeof(float) * outs[0].size()), 0)
+          << "n " << n << ": the AVX2 gated SiLU differs from the AVX-512 one";
+    }
   }
 }
 
-// Attention of one head, AVX-512 against the scalar oracle, with and without soft-capping, over
-// a window that does not start at position 0 (sliding-window layers).
+// Attention of one head, each SIMD path against the scalar oracle, with and without
+// soft-capping, over a window that does not start at position 0 (sliding-window layers); head
+// sizes each path takes in registers, Gemma's 256, and ones it hands to the scalar path.
 TEST(Attention, SimdPathEqualsTheScalarOracle) {
-  if (!IsaSupported(Isa::kAvx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  using AttendFn = void (*)(const AttentionHead&, const float*, const float*, const float*, int,
+                            int, float*, float*);
+  std::vector<std::pair<const char*, AttendFn>> paths;
+  if (IsaSupported(Isa::kAvx2)) paths.emplace_back("avx2", &AttendAvx2);
+  if (IsaSupported(Isa::kAvx512Vnni)) paths.emplace_back("avx512", &AttendAvx512);
+  if (paths.empty()) GTEST_SKIP() << "no AVX2 on this CPU";
   std::mt19937 rng(9);
   std::normal_distribution<float> dist(0, 1);
-  for (int head_dim : {16, 64, 128, 8}) {
+  for (int head_dim : {16, 64, 128, 8, 24, 256, 12}) {
     for (float softcap : {0.0f, 50.0f}) {
       const int positions = 300, kv_heads = 2;
       const int64_t stride = static_cast<int64_t>(kv_heads) * head_dim;
@@ -393,15 +428,17 @@ TEST(Attention, SimdPathEqualsTheScalarOracle) {
       const AttentionHead head{head_dim, stride, 1.0f / std::sqrt(static_cast<float>(head_dim)),
                                softcap};
       std::vector<float> scores(positions), want(static_cast<size_t>(head_dim)), got(want.size());
-      for (int first : {0, 37}) {
+      for (int first : {0, 37, 295}) {
         AttendScalar(head, q.data(), keys.data() + head_dim, values.data() + head_dim, first,
                      positions - 1, scores.data(), want.data());
-        AttendAvx512(head, q.data(), keys.data() + head_dim, values.data() + head_dim, first,
-                     positions - 1, scores.data(), got.data());
-        for (int i = 0; i < head_dim; ++i)
-          ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i]))
-              << "head_dim " << head_dim << " softcap " << softcap << " first " << first << " at "
-              << i;
+        for (const auto& [name, attend] : paths) {
+          attend(head, q.data(), keys.data() + head_dim, values.data() + head_dim, first,
+                 positions - 1, scores.data(), got.data());
+          for (int i = 0; i < head_dim; ++i)
+            ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i]))
+                << name << " head_dim " << head_dim << " softcap " << softcap << " first " << first
+                << " at " << i;
+        }
       }
     }
   }

@@ -1,6 +1,7 @@
 // Element-wise work of the gated FFN: h = silu(gate) * up. The scalar version
-// (activations.cc) is the oracle; activations_avx512.cc has the AVX-512 one and the vector exp
-// the attention uses. The kernel table (kernel_table.h) says which one runs.
+// (activations.cc) is the oracle; activations_avx512.cc and activations_avx2.cc have the vector
+// ones and the vector exp the attention uses (the AVX2 results equal the AVX-512 ones bit for
+// bit). The kernel table (kernel_table.h) says which one runs.
 #pragma once
 
 #include <cstdint>
@@ -12,9 +13,11 @@ void GatedSiluScalar(float* gate, const float* up, int64_t n);
 // The same with exp from a degree-7 polynomial after range reduction (within 2 ulp of
 // std::exp); every element, the tail included, through the same vector arithmetic.
 void GatedSiluAvx512(float* gate, const float* up, int64_t n);
+void GatedSiluAvx2(float* gate, const float* up, int64_t n);  // the same, 8 lanes
 
 // e^x for 16 floats at a time (AVX-512; n any): within 2 ulp of std::exp, 0 below -104,
 // infinity above 88.8.
 void ExpAvx512(const float* x, float* y, int64_t n);
+void ExpAvx2(const float* x, float* y, int64_t n);  // the same, 8 floats at a time (AVX2, FMA)
 
 }  // namespace evald::kernels

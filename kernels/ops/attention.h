@@ -1,8 +1,9 @@
 // Scaled dot-product attention of one query head over a KV cache: scores against the cached
 // keys of positions [first, last], optional soft-capping (Gemma 2), softmax, and the weighted
-// sum of the cached values. The scalar path (attention.cc) is the oracle; the AVX-512 path
-// (attention_avx512.cc) computes the same with 16 lanes and a vector exp (results equal up to
-// summation order and 2 ulp in exp). The kernel table (kernel_table.h) says which one runs.
+// sum of the cached values. The scalar path (attention.cc) is the oracle; the AVX-512 and AVX2
+// paths (attention_avx512.cc, attention_avx2.cc) compute the same with 16 or 8 lanes and a vector
+// exp (results equal up to summation order and 2 ulp in exp). The kernel table (kernel_table.h)
+// says which one runs.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,9 @@ void AttendScalar(const AttentionHead& head, const float* q, const float* keys, 
 // Head sizes that are not a multiple of 16 up to 256 take the scalar path.
 void AttendAvx512(const AttentionHead& head, const float* q, const float* keys, const float* values,
                   int first, int last, float* scores, float* out);
+// Head sizes that are not a multiple of 8 up to 256 take the scalar path.
+void AttendAvx2(const AttentionHead& head, const float* q, const float* keys, const float* values,
+                int first, int last, float* scores, float* out);
 
 // An integer Q8_0 block dot (dot.h), for the scores against a Q8_0 cache.
 using BlockDotQ8_0Fn = float (*)(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n);

@@ -56,6 +56,8 @@ KernelTable Avx2() {
   SetType(t, GgmlType::kQ4_K, {&RowQ8<BlockQ4_K, DotQ4_KAvx2>});
   SetType(t, GgmlType::kQ6_K, {&RowQ8<BlockQ6_K, DotQ6_KAvx2>});
   t.dot_q8_0 = &DotQ8_0Avx2;
+  t.attend = &AttendAvx2;
+  t.gated_silu = &GatedSiluAvx2;
   t.packed_layout = Isa::kAvx2;
   t.packed_matvec = &PackedMatVecAvx2;
   return t;
