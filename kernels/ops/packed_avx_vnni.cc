@@ -29,18 +29,53 @@ namespace {
 // Vectors per pass: two sums and two accumulators each, beside two weight registers and a
 // broadcast, in 16 registers.
 constexpr int kMaxVectors = 4;
+// How far ahead in each weight stream software prefetches reach, batches and single vectors.
 constexpr int64_t kPrefetchAhead = 2048;
-// One vector reads four groups side by side, prefetching 2 KiB ahead in each: on the Zen 5 host
-// (EVALD_ISA=avx-vnni, 1.1B, one thread, alternating runs) Q4_0 decoded at 34-37 tok/s this way
-// against 29-35 with the AVX2 kernel and Q8_0 at 23-26 against 18.5-19.3; two groups, or 4 and
-// 8 KiB ahead, were no better (8 KiB: 27-28.5 for Q4_0).
+// One vector reads four groups side by side: on the Zen 5 host (EVALD_ISA=avx-vnni, 1.1B, one
+// thread, alternating runs) Q4_0 decoded at 34-37 tok/s this way against 29-35 with the AVX2
+// kernel and Q8_0 at 23-26 against 18.5-19.3; two groups, or prefetching 4 and 8 KiB ahead,
+// were no better (8 KiB: 27-28.5 for Q4_0).
 constexpr int kSingleGroups = 4;
-constexpr int64_t kSinglePrefetchAhead = 2048;
 
 EVALD_AVX_VNNI_TARGET inline __m256i Broadcast4(const int8_t* x) {
   int32_t v;
   std::memcpy(&v, x, 4);
   return _mm256_set1_epi32(v);
+}
+
+template <int64_t kStride>
+EVALD_AVX_VNNI_TARGET inline void PrefetchAhead(const uint8_t* block) {
+#pragma GCC unroll 9
+  for (int64_t line = 0; line < kStride; line += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(block + kPrefetchAhead + line), _MM_HINT_T0);
+}
+
+// Step j's weights of half h (8 rows) of a group-block, as vpdpbusd takes them. Q4_0: step 2c
+// is chunk c's low nibbles (elements 8c..8c+3), step 2c + 1 its high ones.
+template <bool kQ4>
+EVALD_AVX_VNNI_TARGET inline __m256i StepWeights(const uint8_t* block, int j, int h) {
+  if constexpr (kQ4) {
+    const __m256i q =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 64 * (j / 2) + 32 * h));
+    return _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(0x0F));
+  } else {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 64 * j + 32 * h));
+  }
+}
+
+// s + one step's products: Q4_0 nibbles x x, Q8_0 |x| x (w * sign x); xv and xv_abs are the
+// step's 4 activation bytes (and their magnitudes) broadcast.
+template <bool kQ4>
+EVALD_AVX_VNNI_TARGET inline __m256i Step(__m256i s, __m256i q, __m256i xv, __m256i xv_abs) {
+  if constexpr (kQ4) return _mm256_dpbusd_avx_epi32(s, q, xv);
+  return _mm256_dpbusd_avx_epi32(s, xv_abs, _mm256_sign_epi8(q, xv));
+}
+
+// The scales of half h's 8 rows.
+template <bool kQ4>
+EVALD_AVX_VNNI_TARGET inline __m256 HalfScales(const uint8_t* block, int h) {
+  const int64_t at = (kQ4 ? 256 : 512) + 16 * h;
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + at)));
 }
 
 // One group against NV vectors starting at v0, both 8-row halves in one pass: per step, the
@@ -50,15 +85,12 @@ EVALD_AVX_VNNI_TARGET void GroupKernel(const PackedMatrix& w, const PackedActiva
                                        int64_t g, float* y) {
   const int64_t blocks = w.blocks(), rows = w.rows();
   constexpr int64_t kStride = kQ4 ? PackedMatrix::kQ4Stride : PackedMatrix::kQ8Stride;
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
   const uint8_t* p = w.group(g);
   __m256 acc[NV][2];
 #pragma GCC unroll 8
   for (int v = 0; v < NV; ++v) acc[v][0] = acc[v][1] = _mm256_setzero_ps();
   for (int64_t b = 0; b < blocks; ++b, p += kStride) {
-#pragma GCC unroll 9
-    for (int64_t line = 0; line < kStride; line += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchAhead + line), _MM_HINT_T0);
+    PrefetchAhead<kStride>(p);
     // Block-major activations: this block's vectors at fixed offsets.
     const int8_t* x = a.x + (b * a.nv + v0) * kQK;
     const int8_t* x_abs = kQ4 ? nullptr : a.x_abs + (b * a.nv + v0) * kQK;
@@ -69,37 +101,19 @@ EVALD_AVX_VNNI_TARGET void GroupKernel(const PackedMatrix& w, const PackedActiva
       s[v][0] = s[v][1] = kQ4 ? _mm256_set1_epi32(corr[v]) : _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
-      __m256i q[2];
-#pragma GCC unroll 2
-      for (int h = 0; h < 2; ++h) {
-        if constexpr (kQ4) {
-          // Step 2c: chunk c's low nibbles (elements 8c..8c+3), step 2c + 1 its high ones.
-          q[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * (j / 2) + 32 * h));
-          q[h] = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q[h], 4) : q[h], low4);
-        } else {
-          q[h] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * j + 32 * h));
-        }
-      }
+      const __m256i q[2] = {StepWeights<kQ4>(p, j, 0), StepWeights<kQ4>(p, j, 1)};
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v) {
         const __m256i xv = Broadcast4(x + v * kQK + 4 * j);
-        if constexpr (kQ4) {
+        const __m256i xv_abs = kQ4 ? xv : Broadcast4(x_abs + v * kQK + 4 * j);
 #pragma GCC unroll 2
-          for (int h = 0; h < 2; ++h) s[v][h] = _mm256_dpbusd_avx_epi32(s[v][h], q[h], xv);
-        } else {
-          const __m256i xv_abs = Broadcast4(x_abs + v * kQK + 4 * j);
-#pragma GCC unroll 2
-          for (int h = 0; h < 2; ++h)
-            s[v][h] = _mm256_dpbusd_avx_epi32(s[v][h], xv_abs, _mm256_sign_epi8(q[h], xv));
-        }
+        for (int h = 0; h < 2; ++h) s[v][h] = Step<kQ4>(s[v][h], q[h], xv, xv_abs);
       }
     }
     const float* dx = a.scales + b * a.nv + v0;
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
-      const int64_t scales_at = (kQ4 ? 256 : 512) + 16 * h;
-      const __m256 dw =
-          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + scales_at)));
+      const __m256 dw = HalfScales<kQ4>(p, h);
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v)
         acc[v][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[v][h]),
@@ -122,7 +136,6 @@ EVALD_AVX_VNNI_TARGET void SingleVectorKernel(const PackedMatrix& w, const Packe
   const int64_t blocks = w.blocks();
   constexpr int64_t kStride = kQ4 ? PackedMatrix::kQ4Stride : PackedMatrix::kQ8Stride;
   const int64_t group_bytes = blocks * kStride;
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
   const uint8_t* p = w.group(g);
   __m256 acc[G][2];
 #pragma GCC unroll 8
@@ -134,10 +147,7 @@ EVALD_AVX_VNNI_TARGET void SingleVectorKernel(const PackedMatrix& w, const Packe
 #pragma GCC unroll 8
     for (int gg = 0; gg < G; ++gg) {
       const uint8_t* block = p + gg * group_bytes;
-#pragma GCC unroll 9
-      for (int64_t line = 0; line < kStride; line += 64)
-        _mm_prefetch(reinterpret_cast<const char*>(block + kSinglePrefetchAhead + line),
-                     _MM_HINT_T0);
+      PrefetchAhead<kStride>(block);
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         __m256i even = kQ4 ? _mm256_set1_epi32(a.corrections[b]) : _mm256_setzero_si256();
@@ -145,23 +155,11 @@ EVALD_AVX_VNNI_TARGET void SingleVectorKernel(const PackedMatrix& w, const Packe
 #pragma GCC unroll 8
         for (int j = 0; j < 8; ++j) {
           __m256i& s = j % 2 ? odd : even;
-          if constexpr (kQ4) {
-            __m256i q =
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 64 * (j / 2) + 32 * h));
-            q = _mm256_and_si256(j % 2 ? _mm256_srli_epi16(q, 4) : q, low4);
-            s = _mm256_dpbusd_avx_epi32(s, q, Broadcast4(x + 4 * j));
-          } else {
-            const __m256i q =
-                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 64 * j + 32 * h));
-            s = _mm256_dpbusd_avx_epi32(s, Broadcast4(x_abs + 4 * j),
-                                        _mm256_sign_epi8(q, Broadcast4(x + 4 * j)));
-          }
+          const __m256i xv = Broadcast4(x + 4 * j);
+          s = Step<kQ4>(s, StepWeights<kQ4>(block, j, h), xv, kQ4 ? xv : Broadcast4(x_abs + 4 * j));
         }
-        const int64_t scales_at = (kQ4 ? 256 : 512) + 16 * h;
-        const __m256 dw =
-            _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + scales_at)));
         acc[gg][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(even, odd)),
-                                     _mm256_mul_ps(dw, dx), acc[gg][h]);
+                                     _mm256_mul_ps(HalfScales<kQ4>(block, h), dx), acc[gg][h]);
       }
     }
   }
