@@ -113,10 +113,11 @@ int BaseCaseSteps(std::string_view text) {
 
 }  // namespace
 
-// The CPU-time limit ended Yosys: the step itself, or the first Yosys under the shell (which
-// then exits 128 + SIGXCPU).
+// The CPU-time limit ended Yosys: the step itself (its cpu_limit_ms or RLIMIT_CPU), or the
+// first Yosys under the shell (which then exits 128 + SIGXCPU).
 bool YosysOutOfCpu(const sandbox::StepResult& step) {
-  return (step.outcome() == sandbox::StepResult::SIGNALED && step.signal() == SIGXCPU) ||
+  return step.outcome() == sandbox::StepResult::CPU_LIMIT ||
+         (step.outcome() == sandbox::StepResult::SIGNALED && step.signal() == SIGXCPU) ||
          (step.outcome() == sandbox::StepResult::EXITED && step.exit_code() == 128 + SIGXCPU);
 }
 

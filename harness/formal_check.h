@@ -85,8 +85,8 @@ std::string ForYosys(const std::string& text);
 
 // The limits every Yosys step of a cross-check runs under beside its CPU time, wall clock and
 // address space: 256 KiB of output, 64 MiB files, 16 processes, 256 open files.
-// The CPU-time limit ended Yosys: the step itself, or the first Yosys under the shell (which
-// then exits 128 + SIGXCPU).
+// The CPU-time limit ended Yosys: the step itself (its cpu_limit_ms or RLIMIT_CPU), or the
+// first Yosys under the shell (which then exits 128 + SIGXCPU).
 bool YosysOutOfCpu(const sandbox::StepResult& step);
 // The line of Yosys's output that says why it stopped ("yosys produced no result" if none).
 std::string YosysError(const std::string& output);

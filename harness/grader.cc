@@ -131,9 +131,13 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
       v->category = category::kResourceLimit;
       v->detail = std::string(what) + " exceeded the output limit";
       return true;
+    case StepResult::CPU_LIMIT:  // StepSpec.cpu_limit_ms
+      v->category = category::kTimeout;
+      v->detail = std::string(what) + " exceeded its CPU-time limit" + Times(step);
+      return true;
     case StepResult::SIGNALED:
-      // SIGPROF: the step's CPU-time limit (StepSpec.cpu_limit_ms); SIGXCPU: its backstop.
-      if (step.signal() == SIGPROF || step.signal() == SIGXCPU) {
+      // SIGXCPU: RLIMIT_CPU, the CPU-time limit's whole-second backstop.
+      if (step.signal() == SIGXCPU) {
         v->category = category::kTimeout;
         v->detail = std::string(what) + " exceeded its CPU-time limit" + Times(step);
       } else if (step.signal() == SIGXFSZ) {
@@ -227,7 +231,8 @@ bool PreprocessAndCheck(SandboxWorker& worker, SimulatorKind simulator,
     // Icarus's driver adds its line to a failed preprocessor's messages; the benchmark's log
     // (and its letter) carry it.
     if (simulator == SimulatorKind::kIcarus && (step.outcome() == sandbox::StepResult::EXITED ||
-                                                step.outcome() == sandbox::StepResult::SIGNALED))
+                                                step.outcome() == sandbox::StepResult::SIGNALED ||
+                                                step.outcome() == sandbox::StepResult::CPU_LIMIT))
       run->preprocess.mutable_output()->append(kIcarusPreprocessFailed);
     return false;
   }

@@ -43,8 +43,8 @@ struct SimulatorLimits {
 
 SimulatorLimits DefaultLimits(SimulatorKind kind);
 
-// The simulation's CPU-time limit, simulate_timeout_ms to the millisecond (an interval timer,
-// StepSpec.cpu_limit_ms); RLIMIT_CPU's backstop in whole seconds a second above it; and the
+// The simulation's CPU-time limit, simulate_timeout_ms to the millisecond (the process's CPU
+// clock, StepSpec.cpu_limit_ms); RLIMIT_CPU's backstop in whole seconds a second above it; and the
 // wall-clock backstop: twice the limit plus 20 s.
 uint32_t SimulateCpuSeconds(const SimulatorLimits& limits);
 uint32_t SimulateWallMs(const SimulatorLimits& limits);

@@ -15,7 +15,9 @@ namespace evald {
 // 4: preprocessing under its own 512 MiB address space (a self-expanding macro is L, not T or C).
 // 5: Icarus's ivlpp and ivl run without the driver, each under the step's limits itself (a
 //    compiler ended by a limit's signal is read as that limit, not from its log).
-inline constexpr int kGradingRulesVersion = 5;
+// 6: the CPU-time limit is kept on the process's CPU clock (StepResult.CPU_LIMIT), never early
+//    under load; a SIGPROF a design raises itself is a signal like any other, not the limit.
+inline constexpr int kGradingRulesVersion = 6;
 
 // `limits` are the run's base limits, not the per-problem limits derived from calibration
 // timings (those vary a little from run to run and would make equal work miss the cache).

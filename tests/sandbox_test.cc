@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "base/file_io.h"
 #include "test_support.h"
@@ -111,10 +113,37 @@ TEST_F(SandboxTest, HostFactsAreHidden) {
   EXPECT_NE(r.output().find("cgroup-paths=[0]"), std::string::npos) << r.output();  // all "/"
 }
 
-// The CPU-time limit is kept to the millisecond (StepSpec.cpu_limit_ms, an interval timer): a
-// spinning step ends by SIGPROF after about its 300 ms of CPU, however long it waited for a CPU;
-// a step that waits without computing is not limited by it; one that ignores SIGPROF still
-// ends at RLIMIT_CPU's whole-second backstop.
+// Processes beside the test that fork short-lived programs without pause, as a build or another
+// grader does: what charged a tick-sampled CPU timer (ITIMER_PROF) ticks its step did not use.
+class ForkLoad {
+ public:
+  explicit ForkLoad(int loops) {
+    for (int i = 0; i < loops; ++i) {
+      pid_t pid = ::fork();
+      if (pid == 0) {
+        ::setpgid(0, 0);
+        ::execl("/bin/sh", "sh", "-c", "while :; do /bin/true; done", static_cast<char*>(nullptr));
+        ::_exit(127);
+      }
+      if (pid > 0) pids_.push_back(pid);
+    }
+  }
+  ~ForkLoad() {
+    for (pid_t pid : pids_) {
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+// The CPU-time limit is kept to the millisecond (StepSpec.cpu_limit_ms, the process's CPU clock
+// read by the init): a spinning step is killed once it has used its 300 ms of CPU, never before,
+// however long it waited for a CPU and whatever else runs; a step that waits without computing
+// is not limited by it; a step that ignores every signal it can is killed all the same.
 TEST_F(SandboxTest, CpuTimeLimitHoldsToTheMillisecond) {
   auto limited = [&](const std::string& script) {
     JobRequest job;
@@ -126,18 +155,18 @@ TEST_F(SandboxTest, CpuTimeLimitHoldsToTheMillisecond) {
     step->set_cpu_seconds(1);
     return RunJob(job);
   };
-  auto spin = limited("while :; do :; done");
-  EXPECT_EQ(spin.outcome(), StepResult::SIGNALED);
-  EXPECT_EQ(spin.signal(), SIGPROF);
-  EXPECT_GE(spin.cpu_ms(), 280u);
-  EXPECT_LT(spin.cpu_ms(), 700u);
+  auto expect_limited = [](const StepResult& r, const char* what) {
+    EXPECT_EQ(r.outcome(), StepResult::CPU_LIMIT) << what;
+    EXPECT_GE(r.cpu_ms(), 300u) << what;
+    EXPECT_LT(r.cpu_ms(), 500u) << what;
+  };
+  expect_limited(limited("while :; do :; done"), "spin");
   auto idle = limited("sleep 1; echo done");
   EXPECT_EQ(idle.outcome(), StepResult::EXITED);
   EXPECT_NE(idle.output().find("done"), std::string::npos) << idle.output();
-  auto ignoring = limited("trap '' PROF; while :; do :; done");
-  EXPECT_EQ(ignoring.outcome(), StepResult::SIGNALED);
-  EXPECT_TRUE(ignoring.signal() == SIGXCPU || ignoring.signal() == SIGKILL) << ignoring.signal();
-  EXPECT_LT(ignoring.cpu_ms(), 2500u);
+  expect_limited(limited("trap '' PROF XCPU TERM INT HUP; while :; do :; done"), "ignoring");
+  ForkLoad load(3);
+  for (int i = 0; i < 3; ++i) expect_limited(limited("while :; do :; done"), "spin under load");
 }
 
 // System V shared memory outlived a job and filled the worker's memory cgroup for the samples

@@ -10,7 +10,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/init/cpu_limit.h"
 #include "sandbox/init/seccomp_filter.h"
 
 namespace evald::sandbox {
@@ -80,21 +80,6 @@ Prepared Prepare(const StepSpec& spec, const StepContext& ctx) {
   return p;
 }
 
-// SIGPROF once the process has used `ms` of CPU time. An interval timer survives exec (a POSIX
-// timer would not); the signal is unblocked and its default action (termination) restored, so
-// that nothing inherited from this process keeps it from ending the step.
-void StartCpuTimer(uint32_t ms) {
-  ::signal(SIGPROF, SIG_DFL);
-  sigset_t prof;
-  sigemptyset(&prof);
-  sigaddset(&prof, SIGPROF);
-  if (::sigprocmask(SIG_UNBLOCK, &prof, nullptr) != 0) ChildFail("sigprocmask");
-  itimerval timer{};
-  timer.it_value.tv_sec = ms / 1000;
-  timer.it_value.tv_usec = static_cast<suseconds_t>(ms % 1000) * 1000;
-  if (::setitimer(ITIMER_PROF, &timer, nullptr) != 0) ChildFail("setitimer");
-}
-
 // The step's own mount namespace without /proc: its command line and memory cannot be read back
 // as files. Detaching takes /proc's masks (proc/cmdline ...) with it.
 void HideProc() {
@@ -150,7 +135,6 @@ void OpenStdin(const StepSpec& spec) {
   }
   OpenStdin(spec);  // as the step's own identity: it reads nothing the step could not
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) ChildFail("no_new_privs");
-  if (spec.cpu_limit_ms()) StartCpuTimer(spec.cpu_limit_ms());
   if (ctx.seccomp != nullptr && ctx.seccomp->Install() != 0) ChildFail("seccomp");
   // Last, right before exec: a sanitizer-built init already holds more address space than any
   // limit we set.
@@ -228,7 +212,7 @@ struct RunningStep {
   int pidfd = -1;
   uint64_t cap = 0;  // over both pipes together
   OutputPipe out, err;
-  bool exited = false, timed_out = false, flooded = false;
+  bool exited = false, timed_out = false, flooded = false, cpu_limited = false;
   int status = 0;
   rusage usage{};
   char buf[65536];
@@ -257,8 +241,9 @@ struct RunningStep {
     Drain(err);
   }
 
-  // Collects output until the step exits, floods its cap, or the deadline passes.
-  void Watch(Clock::time_point deadline) {
+  // Collects output until the step exits, floods its cap, uses its CPU time, or the deadline
+  // passes.
+  void Watch(Clock::time_point deadline, CpuLimit cpu) {
     while (!exited && !flooded) {
       auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -273,6 +258,10 @@ struct RunningStep {
       if (pidfd >= 0) fds[nfds++] = {pidfd, POLLIN, 0};
       // Without a pidfd the exit is noticed by polling waitpid every 5 ms.
       int wait_ms = pidfd >= 0 ? static_cast<int>(left) : std::min<int>(static_cast<int>(left), 5);
+      if (cpu.Exceeded(&wait_ms)) {
+        cpu_limited = true;
+        return;
+      }
       if (nfds > 0) {
         int rc = ::poll(fds, nfds, wait_ms);
         if (rc < 0 && errno != EINTR) return;
@@ -310,6 +299,8 @@ struct RunningStep {
       result.set_outcome(StepResult::OUTPUT_LIMIT);
     } else if (timed_out) {
       result.set_outcome(StepResult::TIMED_OUT);
+    } else if (cpu_limited) {
+      result.set_outcome(StepResult::CPU_LIMIT);
     } else if (WIFSIGNALED(status)) {
       result.set_outcome(StepResult::SIGNALED);
       result.set_signal(WTERMSIG(status));
@@ -369,7 +360,8 @@ StepResult RunStep(const StepSpec& spec, const StepContext& ctx) {
     if (fd >= 0) ::fcntl(fd, F_SETFL, O_NONBLOCK);
   step->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   step->cap = spec.max_output_bytes() ? spec.max_output_bytes() : (1u << 20);
-  step->Watch(start + std::chrono::milliseconds(spec.timeout_ms() ? spec.timeout_ms() : 30000));
+  step->Watch(start + std::chrono::milliseconds(spec.timeout_ms() ? spec.timeout_ms() : 30000),
+              CpuLimit(pid, spec.cpu_limit_ms()));
   step->Reap();
   KillLeftovers(ctx, pid);
   if (step->pidfd >= 0) ::close(step->pidfd);
