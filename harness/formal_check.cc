@@ -7,6 +7,7 @@
 #include "base/numbers.h"
 #include "base/py_text.h"
 #include "base/verilog_identifier.h"
+#include "harness/simulator.h"
 #include "harness/testbench_hardening.h"
 #include "harness/verilog_lexer.h"
 
@@ -116,8 +117,7 @@ int BaseCaseSteps(std::string_view text) {
 // The CPU-time limit ended Yosys: the step itself (its cpu_limit_ms or RLIMIT_CPU), or the
 // first Yosys under the shell (which then exits 128 + SIGXCPU).
 bool YosysOutOfCpu(const sandbox::StepResult& step) {
-  return step.outcome() == sandbox::StepResult::CPU_LIMIT ||
-         (step.outcome() == sandbox::StepResult::SIGNALED && step.signal() == SIGXCPU) ||
+  return EndedByCpuLimit(step) ||
          (step.outcome() == sandbox::StepResult::EXITED && step.exit_code() == 128 + SIGXCPU);
 }
 

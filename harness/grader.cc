@@ -131,13 +131,9 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
       v->category = category::kResourceLimit;
       v->detail = std::string(what) + " exceeded the output limit";
       return true;
-    case StepResult::CPU_LIMIT:  // StepSpec.cpu_limit_ms
-      v->category = category::kTimeout;
-      v->detail = std::string(what) + " exceeded its CPU-time limit" + Times(step);
-      return true;
+    case StepResult::CPU_LIMIT:
     case StepResult::SIGNALED:
-      // SIGXCPU: RLIMIT_CPU, the CPU-time limit's whole-second backstop.
-      if (step.signal() == SIGXCPU) {
+      if (EndedByCpuLimit(step)) {
         v->category = category::kTimeout;
         v->detail = std::string(what) + " exceeded its CPU-time limit" + Times(step);
       } else if (step.signal() == SIGXFSZ) {

@@ -1,5 +1,7 @@
 #include "harness/simulator.h"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -49,6 +51,11 @@ uint32_t CompileWallMs(const SimulatorLimits& limits) {
 bool CompileExceededCpu(const sandbox::StepResult& step, const SimulatorLimits& limits) {
   const bool failed = !(step.outcome() == sandbox::StepResult::EXITED && step.exit_code() == 0);
   return failed && step.cpu_ms() + 50 >= limits.compile_timeout_ms;
+}
+
+bool EndedByCpuLimit(const sandbox::StepResult& step) {
+  return step.outcome() == sandbox::StepResult::CPU_LIMIT ||
+         (step.outcome() == sandbox::StepResult::SIGNALED && step.signal() == SIGXCPU);
 }
 
 sandbox::StepSpec StepUnderLimits(const SimulatorLimits& l, bool compile) {

@@ -54,6 +54,9 @@ uint32_t CompileWallMs(const SimulatorLimits& limits);
 // A compile phase (CompilePhase) that failed having used its CPU time: a compiler's process was
 // ended by its limit (Verilator's make reports a child's SIGXCPU as a plain failure).
 bool CompileExceededCpu(const sandbox::StepResult& step, const SimulatorLimits& limits);
+// The sandbox ended the step at its CPU-time limit: StepSpec.cpu_limit_ms (CPU_LIMIT) or
+// RLIMIT_CPU, its whole-second backstop (SIGXCPU).
+bool EndedByCpuLimit(const sandbox::StepResult& step);
 
 // A sandbox step under these limits: a compile step (its timeout and address space) or a
 // simulation step (the CPU-time limit and its wall-clock backstop).

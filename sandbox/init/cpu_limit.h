@@ -10,6 +10,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <time.h>
 
 #include <cstdint>
 
@@ -29,8 +30,9 @@ class CpuLimit {
   bool Exceeded(int* wait_ms);
 
  private:
-  pid_t pid_;
   int64_t limit_ns_;
+  clockid_t clock_{};
+  bool clock_ok_ = false;
   int cpus_ = 1;
 };
 
