@@ -172,7 +172,7 @@ ReplayResult ReplayCounterexample(SandboxWorker& worker, const Problem& problem,
         std::string("-s"), "replay_" + nonce, std::string("-o"), bin, d, t, ref})
     compile->add_argv(a);
   *job.add_steps() = SimulationStep(SimulatorKind::kIcarus, bin, secret, limits);
-  auto response = worker.Run(job, JobDeadline(limits));
+  auto response = worker.Run(job);
   if (!response.ok() || !response->error().empty()) {
     r.fault = true;
     r.problem = response.ok() ? response->error() : response.status().message();

@@ -47,8 +47,7 @@ FormalVerdict FromRun(const FormalRun& run) {
 FormalRun RunFormalJob(SandboxWorker& worker, const Problem& problem, const std::string& design,
                        const FormalOptions& options) {
   sandbox::JobRequest job = BuildFormalJob(problem, design, RandomHex(8), options);
-  auto deadline = std::chrono::milliseconds(job.steps(0).timeout_ms() + 10000);
-  auto response = worker.Run(job, deadline);
+  auto response = worker.Run(job);
   if (!response.ok()) {
     FormalRun run;
     run.reason = "sandbox: " + response.status().message();
@@ -122,7 +121,7 @@ FormalVerdict CheckEquivalence(SandboxWorker& worker, const Problem& problem,
 SynthStats Synthesize(SandboxWorker& worker, const std::string& design, const std::string& top,
                       uint32_t cpu_seconds) {
   sandbox::JobRequest job = BuildSynthesisJob(design, top, RandomHex(8), cpu_seconds);
-  auto response = worker.Run(job, std::chrono::milliseconds(job.steps(0).timeout_ms() + 10000));
+  auto response = worker.Run(job);
   if (!response.ok()) {
     SynthStats s;
     s.problem = "sandbox: " + response.status().message();

@@ -157,17 +157,6 @@ bool LimitVerdict(const StepResult& step, bool oom, uint64_t address_space, cons
   }
 }
 
-}  // namespace
-
-std::chrono::milliseconds JobDeadline(const SimulatorLimits& limits) {
-  // Each compile step has the compile's backstop; Icarus compiles in the most steps.
-  const int64_t compile_steps = CompileStepCount(SimulatorKind::kIcarus);
-  return std::chrono::milliseconds(compile_steps * CompileWallMs(limits) + SimulateWallMs(limits) +
-                                   15000);
-}
-
-namespace {
-
 // A self-checking testbench's problem states port widths in prose, and not always (RTLLM's RAM
 // leaves its address width to the designer): there the testbench decides whether a width
 // works, as upstream's harness lets it. Names and directions are compared either way.
@@ -208,8 +197,7 @@ void CheckInterface(const ModuleInterface& reference, const GradingSetup& setup,
 bool PreprocessAndCheck(SandboxWorker& worker, SimulatorKind simulator,
                         const SimulatorLimits& limits, const std::string& design, DesignRun* run,
                         std::string* design_out) {
-  auto response =
-      worker.Run(BuildPreprocessJob(simulator, design, run->nonce, limits), JobDeadline(limits));
+  auto response = worker.Run(BuildPreprocessJob(simulator, design, run->nonce, limits));
   run->oom_killed = worker.last_job_oom_killed();
   if (!response.ok()) {
     run->status = response.status();
@@ -286,8 +274,7 @@ DesignRun RunDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
   CheckInterface(bench->interface, problem.setup, compiled, &run);
   if (run.integrity.violation) return run;
   auto response =
-      worker.Run(BuildSimulationJob(simulator, *bench, compiled, run.nonce, secret, limits),
-                 JobDeadline(limits));
+      worker.Run(BuildSimulationJob(simulator, *bench, compiled, run.nonce, secret, limits));
   run.oom_killed = worker.last_job_oom_killed();
   if (!response.ok()) {
     run.status = response.status();

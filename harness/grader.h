@@ -125,7 +125,4 @@ Verdict GradeDesign(SandboxWorker& worker, SimulatorKind simulator, const Simula
 StatusOr<std::string> CheckedDesignText(SandboxWorker& worker, SimulatorKind simulator,
                                         const SimulatorLimits& limits, const std::string& design);
 
-// The sandbox deadline for a whole job under these limits.
-std::chrono::milliseconds JobDeadline(const SimulatorLimits& limits);
-
 }  // namespace evald

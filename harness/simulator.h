@@ -45,11 +45,12 @@ SimulatorLimits DefaultLimits(SimulatorKind kind);
 
 // The simulation's CPU-time limit, simulate_timeout_ms to the millisecond (the process's CPU
 // clock, StepSpec.cpu_limit_ms); RLIMIT_CPU's backstop in whole seconds a second above it; and the
-// wall-clock backstop: twice the limit plus 20 s.
+// wall-clock backstop: twice the limit plus 20 s of wall time less the step's waits for a CPU
+// (StepSpec.timeout_ms; its plain wall time's ceiling is four times that, max_wall_ms unset).
 uint32_t SimulateCpuSeconds(const SimulatorLimits& limits);
 uint32_t SimulateWallMs(const SimulatorLimits& limits);
-// The compile step's wall-clock backstop: compile_wall_ms, or three times its CPU-time limit
-// plus 30 s.
+// The compile step's wall-clock backstop (also less its waits for a CPU): compile_wall_ms, or
+// three times its CPU-time limit plus 30 s.
 uint32_t CompileWallMs(const SimulatorLimits& limits);
 // A compile phase (CompilePhase) that failed having used its CPU time: a compiler's process was
 // ended by its limit (Verilator's make reports a child's SIGXCPU as a plain failure).

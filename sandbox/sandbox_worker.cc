@@ -19,6 +19,7 @@
 
 #include "base/file_io.h"
 #include "sandbox/frame_io.h"
+#include "sandbox/step_wall.h"
 
 #ifndef EVALD_SANDBOX_INIT_BUILD_PATH
 #define EVALD_SANDBOX_INIT_BUILD_PATH ""
@@ -281,6 +282,10 @@ Status SandboxWorker::AwaitResponse(std::chrono::milliseconds* deadline) const {
   *deadline = std::max(std::chrono::milliseconds(1),
                        std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()));
   return Status::Ok();
+}
+
+StatusOr<sandbox::JobResponse> SandboxWorker::Run(const sandbox::JobRequest& request) {
+  return Run(request, sandbox::JobWallCeiling(request) + std::chrono::seconds(15));
 }
 
 StatusOr<sandbox::JobResponse> SandboxWorker::Run(const sandbox::JobRequest& request,

@@ -36,6 +36,9 @@ class SandboxWorker {
   // process of the job with it) and restarted for the next job; the error says which.
   StatusOr<sandbox::JobResponse> Run(const sandbox::JobRequest& request,
                                      std::chrono::milliseconds deadline);
+  // The same with the deadline the job's own steps allow: their wall-time ceilings one after
+  // another (sandbox/step_wall.h) plus the time to write its files and clean up after it.
+  StatusOr<sandbox::JobResponse> Run(const sandbox::JobRequest& request);
 
   // Once `cancel` stops, a job still running ends within a tenth of a second: the sandbox is
   // killed (its processes with it) and Run returns Cancelled, so that a cancelled run never waits

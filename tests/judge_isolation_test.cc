@@ -63,7 +63,7 @@ class JudgeIsolation : public ::testing::TestWithParam<SimulatorKind> {
     }
     auto job = BuildSimulationJob(GetParam(), *bench, design, run.nonce, secret, limits_);
     if (show_proc) job.mutable_steps(CompileStepCount(GetParam()))->set_hide_proc(false);
-    auto response = worker_->Run(job, JobDeadline(limits_));
+    auto response = worker_->Run(job);
     EXPECT_TRUE(response.ok());
     if (response.ok()) run.response = std::move(*response);
     return {ClassifyRun(run, GetParam(), design, &cal_), secret};

@@ -3,6 +3,7 @@
 #include "sandbox/sandbox_worker.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -113,22 +114,23 @@ TEST_F(SandboxTest, HostFactsAreHidden) {
   EXPECT_NE(r.output().find("cgroup-paths=[0]"), std::string::npos) << r.output();  // all "/"
 }
 
-// Processes beside the test that fork short-lived programs without pause, as a build or another
-// grader does: what charged a tick-sampled CPU timer (ITIMER_PROF) ticks its step did not use.
-class ForkLoad {
+// Processes beside the test that run `script` in a loop: by default they fork short-lived
+// programs without pause, as a build or another grader does, which charged a tick-sampled CPU
+// timer (ITIMER_PROF) ticks its step did not use.
+class LoadLoops {
  public:
-  explicit ForkLoad(int loops) {
+  explicit LoadLoops(int loops, const char* script = "while :; do /bin/true; done") {
     for (int i = 0; i < loops; ++i) {
       pid_t pid = ::fork();
       if (pid == 0) {
         ::setpgid(0, 0);
-        ::execl("/bin/sh", "sh", "-c", "while :; do /bin/true; done", static_cast<char*>(nullptr));
+        ::execl("/bin/sh", "sh", "-c", script, static_cast<char*>(nullptr));
         ::_exit(127);
       }
       if (pid > 0) pids_.push_back(pid);
     }
   }
-  ~ForkLoad() {
+  ~LoadLoops() {
     for (pid_t pid : pids_) {
       ::kill(-pid, SIGKILL);
       ::kill(pid, SIGKILL);
@@ -165,8 +167,59 @@ TEST_F(SandboxTest, CpuTimeLimitHoldsToTheMillisecond) {
   EXPECT_EQ(idle.outcome(), StepResult::EXITED);
   EXPECT_NE(idle.output().find("done"), std::string::npos) << idle.output();
   expect_limited(limited("trap '' PROF XCPU TERM INT HUP; while :; do :; done"), "ignoring");
-  ForkLoad load(3);
+  LoadLoops load(3);
   for (int i = 0; i < 3; ++i) expect_limited(limited("while :; do :; done"), "spin under load");
+}
+
+// The wall-clock backstop (StepSpec.timeout_ms) does not count the step's waits for a CPU: a step
+// that computes 0.6 s (perl's start included) beside four spinners on its one CPU takes about 3 s
+// of wall time and still finishes under a 1 s backstop, while one that sleeps is ended at the
+// backstop however loaded the CPU, and every step at its plain wall-time ceiling
+// (StepSpec.max_wall_ms). Only the step's own process's waits are counted: a step that waits for
+// its children (a shell, make) has the plain wall time as before.
+TEST_F(SandboxTest, WallBackstopDoesNotCountWaitsForACpu) {
+  cpu_set_t all, one;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof all, &all), 0);
+  CPU_ZERO(&one);
+  CPU_SET(0, &one);
+  // A worker whose steps, like the spinners, inherit one CPU.
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  SandboxWorker pinned(SandboxOptions{}, 1);
+  Status started = pinned.Start();
+  LoadLoops spinners(4, "while :; do :; done");
+  ::sched_setaffinity(0, sizeof all, &all);
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  // Perl itself is the step's process, as the simulator is: the wait counted is that process's
+  // own (a shell in between would wait for its child asleep).
+  auto run = [&](const std::string& program, uint32_t max_wall_ms) {
+    JobRequest job;
+    auto* step = job.add_steps();
+    for (const char* a : {"perl", "-e"}) step->add_argv(a);
+    step->add_argv(program);
+    step->set_timeout_ms(1000);
+    step->set_max_wall_ms(max_wall_ms);
+    step->set_cpu_seconds(10);
+    auto r = pinned.Run(job, 60s);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() && r->steps_size() > 0 ? r->steps(0) : StepResult();
+  };
+  auto computes = run("1 while (times)[0] < 0.4; print qq(done\\n)", 10000);
+  EXPECT_EQ(computes.outcome(), StepResult::EXITED)
+      << computes.wall_ms() << " ms wall, " << computes.run_queue_wait_ms() << " ms waiting, "
+      << computes.cpu_ms() << " ms CPU";
+  EXPECT_NE(computes.output().find("done"), std::string::npos) << computes.output();
+  EXPECT_GT(computes.wall_ms(), 1000u);  // what ended it before
+  EXPECT_GT(computes.run_queue_wait_ms(), computes.wall_ms() / 2);
+
+  auto sleeps = run("sleep 30", 10000);
+  EXPECT_EQ(sleeps.outcome(), StepResult::TIMED_OUT);
+  EXPECT_GE(sleeps.wall_ms(), 1000u);
+  EXPECT_LT(sleeps.wall_ms(), 2000u);
+
+  auto spins = run("1 while 1", 2000);
+  EXPECT_EQ(spins.outcome(), StepResult::TIMED_OUT);
+  EXPECT_GE(spins.wall_ms(), 2000u);
+  EXPECT_LT(spins.wall_ms(), 3000u);
 }
 
 // System V shared memory outlived a job and filled the worker's memory cgroup for the samples

@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "sandbox/init/cpu_limit.h"
+#include "sandbox/init/run_queue_wait.h"
 #include "sandbox/init/seccomp_filter.h"
+#include "sandbox/step_wall.h"
 
 namespace evald::sandbox {
 
@@ -213,6 +215,7 @@ struct RunningStep {
   uint64_t cap = 0;  // over both pipes together
   OutputPipe out, err;
   bool exited = false, timed_out = false, flooded = false, cpu_limited = false;
+  std::chrono::milliseconds queue_wait{0};
   int status = 0;
   rusage usage{};
   char buf[65536];
@@ -241,10 +244,12 @@ struct RunningStep {
     Drain(err);
   }
 
-  // Collects output until the step exits, floods its cap, uses its CPU time, or the deadline
-  // passes.
-  void Watch(Clock::time_point deadline, CpuLimit cpu) {
+  // Collects output until the step exits, floods its cap, or uses its CPU time, or until its
+  // wall time less its wait for a CPU reaches `backstop`, or its plain wall time `ceiling`.
+  void Watch(Clock::time_point start, std::chrono::milliseconds backstop, Clock::time_point ceiling,
+             CpuLimit cpu, RunQueueWait& queue) {
     while (!exited && !flooded) {
+      const Clock::time_point deadline = std::min(ceiling, start + backstop + Waited(queue));
       auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) {
@@ -269,11 +274,17 @@ struct RunningStep {
         ::usleep(static_cast<useconds_t>(wait_ms) * 1000);
       }
       DrainAll();
+      Waited(queue);  // the last value readable before the step is reaped
       if (::wait4(pid, &status, WNOHANG, &usage) == pid) {
         exited = true;
         DrainAll();  // what the step wrote just before exiting
       }
     }
+  }
+
+  std::chrono::milliseconds Waited(RunQueueWait& queue) {
+    queue_wait = std::chrono::milliseconds(queue.WaitedNs() / 1000000);
+    return queue_wait;
   }
 
   // A step still running is killed (its process group too) and waited for.
@@ -289,6 +300,7 @@ struct RunningStep {
     StepResult result;
     result.set_wall_ms(static_cast<uint32_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()));
+    result.set_run_queue_wait_ms(static_cast<uint32_t>(queue_wait.count()));
     result.set_max_rss_kb(static_cast<uint64_t>(usage.ru_maxrss));
     result.set_cpu_ms(static_cast<uint64_t>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 +
                       static_cast<uint64_t>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) /
@@ -360,8 +372,9 @@ StepResult RunStep(const StepSpec& spec, const StepContext& ctx) {
     if (fd >= 0) ::fcntl(fd, F_SETFL, O_NONBLOCK);
   step->pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   step->cap = spec.max_output_bytes() ? spec.max_output_bytes() : (1u << 20);
-  step->Watch(start + std::chrono::milliseconds(spec.timeout_ms() ? spec.timeout_ms() : 30000),
-              CpuLimit(pid, spec.cpu_limit_ms()));
+  RunQueueWait queue(pid);
+  step->Watch(start, StepBackstop(spec), start + StepWallCeiling(spec),
+              CpuLimit(pid, spec.cpu_limit_ms()), queue);
   step->Reap();
   KillLeftovers(ctx, pid);
   if (step->pidfd >= 0) ::close(step->pidfd);

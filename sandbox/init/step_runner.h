@@ -1,7 +1,8 @@
 // Runs one untrusted step (a compiler or simulator invocation) inside the sandbox: its own
 // process group, stdout and stderr into capped pipes (one, or one each), rlimits, the unprivileged
-// identity, no_new_privs and the seccomp allow-list, a wall-clock deadline. Whatever the step
-// leaves behind is killed before the next one starts.
+// identity, no_new_privs and the seccomp allow-list, a CPU-time limit and a wall-clock deadline
+// that does not count waits for a CPU. Whatever the step leaves behind is killed before the next
+// one starts.
 #pragma once
 
 #include <cstdint>
