@@ -2,8 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <chrono>
-
 #include "base/clock.h"
 #include "base/hash.h"
 #include "evald/proto/records.pb.h"
@@ -75,7 +73,7 @@ std::string Toolchain::Version(const std::vector<std::string>& files,
     return known.version();
   std::string version;
   pool_.Submit([&](SandboxWorker& w) {
-    auto r = w.Run(query, std::chrono::milliseconds(30000));
+    auto r = w.Run(query);
     if (r.ok() && r->steps_size() > 0 && r->steps(0).outcome() == sandbox::StepResult::EXITED &&
         r->steps(0).exit_code() == 0) {
       const std::string& out = r->steps(0).output();

@@ -44,7 +44,8 @@ int64_t ParseRunDelay(const char* text, size_t size) {
 }
 
 RunQueueWait::RunQueueWait(pid_t pid) {
-  if (pid <= 0 || !ProcIsOurs()) return;
+  static const bool proc_is_ours = ProcIsOurs();  // the same for every step of this process
+  if (pid <= 0 || !proc_is_ours) return;
   // The step is our unreaped child: its pid names it until we wait for it.
   const std::string path = "/proc/" + std::to_string(pid) + "/schedstat";
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

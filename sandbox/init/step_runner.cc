@@ -249,7 +249,7 @@ struct RunningStep {
   void Watch(Clock::time_point start, std::chrono::milliseconds backstop, Clock::time_point ceiling,
              CpuLimit cpu, RunQueueWait& queue) {
     while (!exited && !flooded) {
-      const Clock::time_point deadline = std::min(ceiling, start + backstop + Waited(queue));
+      const Clock::time_point deadline = std::min(ceiling, start + backstop + queue_wait);
       auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) {
@@ -274,17 +274,13 @@ struct RunningStep {
         ::usleep(static_cast<useconds_t>(wait_ms) * 1000);
       }
       DrainAll();
-      Waited(queue);  // the last value readable before the step is reaped
+      // Read once per wake-up, before the step can be reaped (the kernel says nothing after).
+      queue_wait = std::chrono::milliseconds(queue.WaitedNs() / 1000000);
       if (::wait4(pid, &status, WNOHANG, &usage) == pid) {
         exited = true;
         DrainAll();  // what the step wrote just before exiting
       }
     }
-  }
-
-  std::chrono::milliseconds Waited(RunQueueWait& queue) {
-    queue_wait = std::chrono::milliseconds(queue.WaitedNs() / 1000000);
-    return queue_wait;
   }
 
   // A step still running is killed (its process group too) and waited for.
