@@ -193,8 +193,9 @@ TEST(PackedMatVec, EqualsTheOracleAndBatchesBitIdentically) {
   for (Isa isa : paths) {
     for (GgmlType type : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
       for (int64_t cols : {32, 96, 2048}) {
-        // 5 groups of 16 rows: one vector takes several at a time, then the rest one by one.
-        const int64_t rows = 80, rb = static_cast<int64_t>(*RowBytes(type, cols));
+        // 13 groups of 16 rows: one vector takes several at a time (AVX-512: 8, then 4), then
+        // the rest one by one.
+        const int64_t rows = 208, rb = static_cast<int64_t>(*RowBytes(type, cols));
         std::vector<uint8_t> data(static_cast<size_t>(rb * rows));
         std::vector<float> row(static_cast<size_t>(cols));
         for (int64_t r = 0; r < rows; ++r) {
@@ -232,7 +233,7 @@ TEST(PackedMatVec, EqualsTheOracleAndBatchesBitIdentically) {
             ASSERT_EQ(std::memcmp(one.data(), got.data() + b * rows, sizeof(float) * rows), 0)
                 << what << ": vector " << b << " of " << batch << " differs alone and in the batch";
           }
-          // Split across three threads (2 + 2 + 1 groups): the same bits.
+          // Split across threads (pieces of whole eight-group runs: 8 + 5 groups): the same bits.
           std::vector<float> pooled_out(got.size());
           pooled.ApplyBatch(w, x.data(), batch, pooled_out.data());
           ASSERT_EQ(std::memcmp(pooled_out.data(), got.data(), sizeof(float) * got.size()), 0)

@@ -21,8 +21,9 @@ void MatVec::ApplyBatch(const WeightMatrix& w, const float* x, int batch, float*
     const PackedMatVecFn matvec = kernels_.packed_matvec;
     auto groups = [&](int64_t begin, int64_t end) { matvec(p, a, begin, end, y); };
     if (pool_) {
-      // Pieces of whole four-group runs, the single-vector kernel's unit.
-      pool_->ParallelFor(p.groups(), groups, 4);
+      // Pieces of whole eight-group runs, the AVX-512 single-vector kernel's unit (a multiple
+      // of the others' 2 and 4).
+      pool_->ParallelFor(p.groups(), groups, 8);
     } else {
       groups(0, p.groups());
     }
