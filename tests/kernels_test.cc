@@ -3,13 +3,17 @@
 // tokenizer against Llama-2 ids, and greedy decoding of stories260K against the known text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <memory>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include <sys/stat.h>
 
@@ -262,10 +266,81 @@ TEST(PackedMatVec, EqualsTheOracleAndBatchesBitIdentically) {
   EXPECT_EQ(PackedLayoutFor(Isa::kAvxVnni), Isa::kAvx2);
 }
 
-// The AVX2 and AVX-512 activation quantizers against QuantizeRowQ8_0 (itself bit-identical to
-// ggml's reference): same values, same scale, on random blocks, blocks of exact halves after
-// scaling (roundf takes them away from zero; round-to-even would not), zeros and extreme
-// magnitudes.
+// Several matrices of one input (queries, keys and values; gate and up) through one call: each
+// output bit-identical to its matrix multiplied alone, alone or split across threads, when they
+// are packed alike (one quantized input, the groups of all of them in one pass of the pool) and
+// when they are not (a Q8_0 beside Q4_0 ones, an unpacked one).
+TEST(PackedMatVec, SeveralMatricesOfOneInputEqualEachAlone) {
+  std::vector<Isa> paths;
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512Vnni})
+    if (IsaSupported(isa)) paths.push_back(isa);
+  if (paths.empty()) GTEST_SKIP() << "no packed kernels on this CPU";
+  std::mt19937 rng(5);
+  std::normal_distribution<float> dist(0, 1);
+  const int64_t cols = 256;
+  struct Matrix {
+    std::vector<uint8_t> data;
+    WeightMatrix w;
+    std::unique_ptr<PackedMatrix> packed;
+  };
+  auto make = [&](GgmlType type, int64_t rows, Isa isa, bool pack) {
+    auto m = std::make_unique<Matrix>();
+    const int64_t rb = static_cast<int64_t>(*RowBytes(type, cols));
+    m->data.resize(static_cast<size_t>(rb * rows));
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (auto& v : row) v = dist(rng);
+      if (type == GgmlType::kQ8_0) {
+        QuantizeRowQ8_0(row.data(), reinterpret_cast<BlockQ8_0*>(m->data.data() + r * rb), cols);
+      } else {
+        QuantizeRowQ4_0(row.data(), reinterpret_cast<BlockQ4_0*>(m->data.data() + r * rb), cols);
+      }
+    }
+    m->w = WeightMatrix{type, m->data.data(), rows, cols, static_cast<uint64_t>(rb)};
+    if (pack) {
+      m->packed = PackedMatrix::Pack(m->w, isa);
+      m->w.packed = m->packed.get();
+    }
+    return m;
+  };
+  ThreadPool pool(3);
+  for (Isa isa : paths) {
+    // 13 + 3 + 3 groups, as queries, keys and values; then a mixture.
+    std::vector<std::unique_ptr<Matrix>> alike, mixed;
+    alike.push_back(make(GgmlType::kQ4_0, 208, isa, true));
+    alike.push_back(make(GgmlType::kQ4_0, 48, isa, true));
+    alike.push_back(make(GgmlType::kQ4_0, 48, isa, true));
+    mixed.push_back(make(GgmlType::kQ4_0, 208, isa, true));
+    mixed.push_back(make(GgmlType::kQ8_0, 48, isa, true));
+    mixed.push_back(make(GgmlType::kQ4_0, 48, isa, false));
+    for (auto* set : {&alike, &mixed}) {
+      for (int batch : {1, 20}) {
+        std::vector<float> x(static_cast<size_t>(batch * cols));
+        for (auto& v : x) v = dist(rng);
+        for (ThreadPool* threads : {static_cast<ThreadPool*>(nullptr), &pool}) {
+          MatVec matvec(KernelTable::For(isa), threads);
+          std::vector<const WeightMatrix*> ws;
+          std::vector<std::vector<float>> each, alone;
+          for (const auto& m : *set) {
+            ws.push_back(&m->w);
+            each.emplace_back(static_cast<size_t>(batch * m->w.rows), -1.0f);
+            alone.emplace_back(each.back().size());
+            matvec.ApplyBatch(m->w, x.data(), batch, alone.back().data());
+          }
+          std::vector<float*> ys;
+          for (auto& y : each) ys.push_back(y.data());
+          matvec.ApplyBatchToEach(ws, x.data(), batch, ys);
+          for (size_t i = 0; i < each.size(); ++i)
+            EXPECT_EQ(std::memcmp(each[i].data(), alone[i].data(), sizeof(float) * each[i].size()),
+                      0)
+                << IsaName(isa) << (set == &alike ? " alike" : " mixed") << ", batch " << batch
+                << (threads ? ", pooled" : "") << ": matrix " << i << " differs from alone";
+        }
+      }
+    }
+  }
+}
+
 // The pool hands out pieces by time, not by thread: whatever the timing, every item of every
 // call is computed exactly once, within pieces whose bounds keep the alignment asked for, and
 // calls follow each other (with the workers spinning or asleep in between) without mixing up.
@@ -295,6 +370,10 @@ TEST(ThreadPool, EveryItemOnceInAlignedPiecesAcrossManyCalls) {
   }
 }
 
+// The AVX2 and AVX-512 activation quantizers against QuantizeRowQ8_0 (itself bit-identical to
+// ggml's reference): same values, same scale, on random blocks, blocks of exact halves after
+// scaling (roundf takes them away from zero; round-to-even would not), zeros and extreme
+// magnitudes.
 TEST(PackedActivations, VectorQuantizersAreBitIdenticalToTheReference) {
   if (!IsaSupported(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 on this CPU";
   const bool avx512 = IsaSupported(Isa::kAvx512Vnni);
@@ -405,40 +484,101 @@ TEST(Activations, VectorExpAndGatedSiluMatchTheScalarOracle) {
   }
 }
 
-// Attention of one head, each SIMD path against the scalar oracle, with and without
-// soft-capping, over a window that does not start at position 0 (sliding-window layers); head
-// sizes each path takes in registers, Gemma's 256, and ones it hands to the scalar path.
+// The sampler's weights e^((x - max) x scale): the vector paths within the exp's tolerance of the
+// scalar oracle, equal to each other bit for bit, the largest exactly 1 and a NaN's 0, over
+// lengths with and without a tail; and the maximum left for the caller when it is infinite.
+TEST(Activations, SoftmaxWeightsMatchTheScalarOracle) {
+  std::vector<std::pair<const char*, SoftmaxWeightsFn>> paths;
+  if (IsaSupported(Isa::kAvx2)) paths.push_back({"avx2", &SoftmaxWeightsAvx2});
+  if (IsaSupported(Isa::kAvx512Vnni)) paths.push_back({"avx512", &SoftmaxWeightsAvx512});
+  if (paths.empty()) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::mt19937 rng(8);
+  std::normal_distribution<float> dist(-3, 6);
+  for (int64_t n : {1, 5, 8, 16, 17, 600, 32003}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (auto& v : x) v = dist(rng);
+    if (n > 5) x[3] = std::nanf("");
+    const float scale = 1.0f / 0.8f;
+    std::vector<float> want(x.size());
+    const float max = SoftmaxWeightsScalar(x.data(), want.data(), n, scale);
+    EXPECT_EQ(*std::max_element(want.begin(), want.end()), 1.0f);
+    std::vector<std::vector<float>> outs;
+    for (const auto& [name, weights] : paths) {
+      std::vector<float> got(x.size(), -1.0f);
+      EXPECT_EQ(weights(x.data(), got.data(), n, scale), max) << name << " n " << n;
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(got[i], want[i], 2.5e-7f * want[i] + 2e-38f)
+            << name << " n " << n << " at " << i;
+      if (n > 5) {
+        EXPECT_EQ(got[3], 0.0f) << name << ": a NaN weighs nothing";
+      }
+      outs.push_back(std::move(got));
+    }
+    if (outs.size() == 2) {
+      ASSERT_EQ(std::memcmp(outs[0].data(), outs[1].data(), sizeof(float) * outs[0].size()), 0)
+          << "n " << n << ": the AVX2 weights differ from the AVX-512 ones";
+    }
+  }
+  std::vector<float> odd = {1.0f, std::numeric_limits<float>::infinity(), 2.0f}, y(3);
+  for (const auto& [name, weights] : paths)
+    EXPECT_TRUE(std::isinf(weights(odd.data(), y.data(), 3, 1.0f))) << name;
+  std::vector<float> nans(20, std::nanf(""));
+  std::vector<float> y20(20);
+  for (const auto& [name, weights] : paths)
+    EXPECT_EQ(weights(nans.data(), y20.data(), 20, 1.0f), -std::numeric_limits<float>::infinity())
+        << name;
+}
+
+// Attention, each SIMD path against the scalar oracle, with and without soft-capping, over a
+// window that does not start at position 0 (sliding-window layers) and over a ring (a sliding
+// layer's cache); head sizes each path takes in registers, Gemma's 256, and ones it hands to the
+// scalar path; one query head, and a group of five sharing a KV head, each of whose results is
+// the one it has alone, bit for bit.
 TEST(Attention, SimdPathEqualsTheScalarOracle) {
-  using AttendFn = void (*)(const AttentionHead&, const float*, const float*, const float*, int,
-                            int, float*, float*);
   std::vector<std::pair<const char*, AttendFn>> paths;
   if (IsaSupported(Isa::kAvx2)) paths.emplace_back("avx2", &AttendAvx2);
   if (IsaSupported(Isa::kAvx512Vnni)) paths.emplace_back("avx512", &AttendAvx512);
   if (paths.empty()) GTEST_SKIP() << "no AVX2 on this CPU";
   std::mt19937 rng(9);
   std::normal_distribution<float> dist(0, 1);
+  const int group = 5;
   for (int head_dim : {16, 64, 128, 8, 24, 256, 12}) {
     for (float softcap : {0.0f, 50.0f}) {
       const int positions = 300, kv_heads = 2;
       const int64_t stride = static_cast<int64_t>(kv_heads) * head_dim;
       std::vector<float> keys(static_cast<size_t>(positions * stride)), values(keys.size()),
-          q(static_cast<size_t>(head_dim));
+          q(static_cast<size_t>(group * head_dim));
       for (auto& v : keys) v = dist(rng);
       for (auto& v : values) v = dist(rng);
       for (auto& v : q) v = dist(rng) * 2;
-      const AttentionHead head{head_dim, stride, 1.0f / std::sqrt(static_cast<float>(head_dim)),
-                               softcap};
-      std::vector<float> scores(positions), want(static_cast<size_t>(head_dim)), got(want.size());
-      for (int first : {0, 37, 295}) {
-        AttendScalar(head, q.data(), keys.data() + head_dim, values.data() + head_dim, first,
-                     positions - 1, scores.data(), want.data());
+      // (first, last, ring): whole windows with 12, 7 and 5 positions past the last full block of
+      // 16, one of 17, a single position, and a window of 50 over a ring of 64 rows.
+      for (auto [first, last, ring] :
+           {std::tuple{0, 299, 0}, std::tuple{37, 299, 0}, std::tuple{295, 299, 0},
+            std::tuple{100, 116, 0}, std::tuple{7, 7, 0}, std::tuple{250, 299, 64}}) {
+        AttentionHead head{head_dim, stride, 1.0f / std::sqrt(static_cast<float>(head_dim)),
+                           softcap};
+        head.ring = ring;
+        const std::string what = "head_dim " + std::to_string(head_dim) + " softcap " +
+                                 std::to_string(softcap) + " window " + std::to_string(first) +
+                                 ".." + std::to_string(last) + " ring " + std::to_string(ring);
+        const size_t span = static_cast<size_t>(last + 1);
+        std::vector<float> scores(group * span), want(q.size()), got(q.size()), alone(head_dim);
+        AttendScalar(head, group, q.data(), keys.data() + head_dim, values.data() + head_dim, first,
+                     last, scores.data(), want.data());
         for (const auto& [name, attend] : paths) {
-          attend(head, q.data(), keys.data() + head_dim, values.data() + head_dim, first,
-                 positions - 1, scores.data(), got.data());
-          for (int i = 0; i < head_dim; ++i)
+          attend(head, group, q.data(), keys.data() + head_dim, values.data() + head_dim, first,
+                 last, scores.data(), got.data());
+          for (size_t i = 0; i < got.size(); ++i)
             ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i]))
-                << name << " head_dim " << head_dim << " softcap " << softcap << " first " << first
-                << " at " << i;
+                << name << " " << what << " at " << i;
+          for (int g = 0; g < group; ++g) {
+            attend(head, 1, q.data() + g * head_dim, keys.data() + head_dim,
+                   values.data() + head_dim, first, last, scores.data(), alone.data());
+            ASSERT_EQ(
+                std::memcmp(alone.data(), got.data() + g * head_dim, sizeof(float) * head_dim), 0)
+                << name << " " << what << ": head " << g << " differs alone and in its group";
+          }
         }
       }
     }
@@ -739,6 +879,78 @@ TEST(SlidingWindowRing, PrefillForwardAndSharedBatchesAgreeOverManyRings) {
   }
 }
 
+// A prompt shared by a batch (ShareFirstSequence: the full layers read sequence 0's rows) gives
+// each sequence the logits it has alone, bit for bit, with either cache and through the scalar
+// and the widest SIMD kernels, over enough positions for several of the attention's blocks; a
+// step written inside the shared prompt first copies it, and still agrees.
+TEST(SharedPrompt, EverySequenceDecodesAsItDoesAlone) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  RandomModelShape shape;  // grouped-query attention: 8 query heads over 2 KV heads of 32
+  shape.dim = 256;
+  shape.heads = 8;
+  shape.kv_heads = 2;
+  shape.head_dim = 32;
+  shape.hidden = 128;
+  shape.weight_type = GgmlType::kQ8_0;
+  const std::string path = "/tmp/evald-shared-" + RandomHex(4) + ".gguf";
+  ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
+  auto model = LlamaModel::Load(path);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const int n = 45, steps = 4, vocab = (*model)->config().vocab;
+  std::vector<int> prompt;
+  for (int i = 0; i < n; ++i) prompt.push_back(1 + (i * 53) % (vocab - 1));
+  std::vector<Isa> isas = {Isa::kScalar};
+  if (IsaSupported(Isa::kAvx512Vnni)) {
+    isas.push_back(Isa::kAvx512Vnni);
+  } else if (IsaSupported(Isa::kAvx2)) {
+    isas.push_back(Isa::kAvx2);
+  }
+  for (Isa isa : isas) {
+    for (KvCacheType kv : {KvCacheType::kF32, KvCacheType::kQ8_0}) {
+      const std::string what =
+          std::string(IsaName(isa)) + (kv == KvCacheType::kQ8_0 ? " q8_0 cache" : " f32 cache");
+      const KernelTable& kernels = KernelTable::For(isa);
+      LlamaSession batch(**model, n + steps + 1, kernels, 3, nullptr, kv);
+      for (int i = 0; i < n; i += LlamaSession::kPrefillChunk)
+        ASSERT_TRUE(
+            batch.Prefill(prompt.data() + i, std::min(LlamaSession::kPrefillChunk, n - i), i).ok());
+      batch.ShareFirstSequence(n);
+      std::vector<std::unique_ptr<LlamaSession>> alone;
+      for (int s = 0; s < 3; ++s) {
+        alone.push_back(
+            std::make_unique<LlamaSession>(**model, n + steps + 1, kernels, 1, nullptr, kv));
+        for (int i = 0; i < n; i += LlamaSession::kPrefillChunk)
+          ASSERT_TRUE(
+              alone[s]
+                  ->Prefill(prompt.data() + i, std::min(LlamaSession::kPrefillChunk, n - i), i)
+                  .ok());
+      }
+      for (int step = 0; step < steps; ++step) {
+        const int tokens[3] = {5 + step, 17 + 3 * step, 29 + 7 * step};
+        auto b = batch.ForwardBatch(tokens, n + step);
+        ASSERT_TRUE(b.ok());
+        for (int s = 0; s < 3; ++s) {
+          auto a = alone[s]->Forward(tokens[s], n + step);
+          ASSERT_TRUE(a.ok());
+          ASSERT_EQ(std::memcmp(*a, *b + s * vocab, sizeof(float) * vocab), 0)
+              << what << ": sequence " << s << " at step " << step;
+        }
+      }
+      // Inside the shared prompt: position n - 1 again, now with a different token per sequence.
+      const int inside[3] = {7, 8, 9};
+      auto b = batch.ForwardBatch(inside, n - 1);
+      ASSERT_TRUE(b.ok());
+      for (int s = 0; s < 3; ++s) {
+        auto a = alone[s]->Forward(inside[s], n - 1);
+        ASSERT_TRUE(a.ok());
+        ASSERT_EQ(std::memcmp(*a, *b + s * vocab, sizeof(float) * vocab), 0)
+            << what << ": sequence " << s << " written inside the shared prompt";
+      }
+    }
+  }
+  std::remove(path.c_str());
+}
+
 // stories260K at Q8_0 with its tokenizer: the small real model the sampling tests decode.
 struct StoriesQ8 {
   std::unique_ptr<LlamaModel> model;
@@ -756,6 +968,96 @@ StoriesQ8 LoadStories() {
   out.model = std::move(*model);
   out.tokenizer = std::make_unique<SpmTokenizer>(std::move(*tok));
   return out;
+}
+
+// The sampler against the filtered softmax computed here in double, in the order the options
+// document (top-k by logit, softmax with temperature, top-p: the smallest likeliest set holding
+// p, min-p against the likeliest): 100,000 draws over 600 tokens (three of the draw's blocks)
+// never leave the kept set and match each kept token's probability within 5 sigma (+ 3 draws);
+// through the scalar weights and the widest vector ones this CPU runs (the AVX2 and AVX-512 ones
+// are equal, SoftmaxWeightsMatchTheScalarOracle). Then what is not a number or infinite.
+TEST(Sampling, DrawsFromTheFilteredSoftmax) {
+  const int vocab = 600, draws = 100000;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0, 2);
+  std::vector<float> logits(vocab);
+  for (auto& l : logits) l = dist(rng);
+  logits[17] = logits[18];  // a tie
+  auto expected = [&](const SamplingOptions& o) {
+    std::vector<int> ids(vocab);
+    for (int i = 0; i < vocab; ++i) ids[i] = i;
+    std::stable_sort(ids.begin(), ids.end(), [&](int a, int b) { return logits[a] > logits[b]; });
+    if (o.top_k > 0) ids.resize(static_cast<size_t>(o.top_k));
+    std::vector<double> p(ids.size());
+    double sum = 0;
+    for (size_t i = 0; i < ids.size(); ++i)
+      sum += p[i] = std::exp((double{logits[ids[i]]} - logits[ids[0]]) / o.temperature);
+    for (auto& v : p) v /= sum;
+    size_t keep = ids.size();
+    if (o.top_p < 1) {
+      double cum = 0;
+      for (keep = 0; keep < ids.size() && cum < o.top_p;) cum += p[keep++];
+    }
+    std::vector<double> out(vocab, 0.0);
+    double kept = 0;
+    for (size_t i = 0; i < keep; ++i)
+      if (p[i] >= o.min_p * p[0]) kept += out[ids[i]] = p[i];
+    for (auto& v : out) v /= kept;
+    return out;
+  };
+  std::vector<std::pair<const char*, SoftmaxWeightsFn>> exps = {{"scalar", &SoftmaxWeightsScalar}};
+  if (IsaSupported(Isa::kAvx512Vnni)) {
+    exps.push_back({"avx512", &SoftmaxWeightsAvx512});
+  } else if (IsaSupported(Isa::kAvx2)) {
+    exps.push_back({"avx2", &SoftmaxWeightsAvx2});
+  }
+  for (const SamplingOptions& o :
+       {SamplingOptions{0.7f, 0, 1.0f, 0.0f}, SamplingOptions{1.0f, 20, 1.0f, 0.0f},
+        SamplingOptions{0.9f, 0, 0.8f, 0.0f}, SamplingOptions{1.3f, 0, 1.0f, 0.05f},
+        SamplingOptions{0.8f, 50, 0.9f, 0.1f}}) {
+    const std::vector<double> want = expected(o);
+    for (const auto& [name, exp] : exps) {
+      Sampler sampler(o, 42, exp);
+      std::vector<int> count(vocab, 0);
+      for (int d = 0; d < draws; ++d) {
+        const int t = sampler.Sample(logits.data(), vocab);
+        ASSERT_TRUE(t >= 0 && t < vocab);
+        ++count[t];
+      }
+      const std::string what = std::string(name) + " T " + std::to_string(o.temperature) +
+                               " top_k " + std::to_string(o.top_k) + " top_p " +
+                               std::to_string(o.top_p) + " min_p " + std::to_string(o.min_p);
+      int kept = 0;
+      for (int t = 0; t < vocab; ++t) {
+        const double got = static_cast<double>(count[t]) / draws;
+        if (want[t] == 0) {
+          EXPECT_EQ(count[t], 0) << what << ": token " << t << " is not among the kept";
+          continue;
+        }
+        ++kept;
+        // 5 sigma, and 3 draws for the rare tokens where the normal approximation fails.
+        const double sigma = std::sqrt(want[t] * (1 - want[t]) / draws);
+        EXPECT_NEAR(got, want[t], 5 * sigma + 3.0 / draws) << what << ": token " << t;
+      }
+      EXPECT_GT(kept, 5) << what;
+    }
+  }
+  // A NaN logit is never drawn; an infinite one takes every draw; a temperature whose inverse
+  // overflows is greedy.
+  std::vector<float> odd = logits;
+  odd[0] = std::nanf("");
+  odd[599] = std::nanf("");
+  Sampler plain({1.0f, 0, 1.0f, 0.0f}, 1);
+  for (int d = 0; d < 2000; ++d) {
+    const int t = plain.Sample(odd.data(), vocab);
+    EXPECT_TRUE(t != 0 && t != 599) << t;
+  }
+  odd[300] = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(plain.Sample(odd.data(), vocab), 300);
+  Sampler cold({1e-39f, 0, 1.0f, 0.0f}, 1);
+  const int greedy =
+      static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  EXPECT_EQ(cold.Sample(logits.data(), vocab), greedy);
 }
 
 TEST(Sampling, SeededSamplesAreReproducibleWhateverIsGeneratedWithThem) {
@@ -948,7 +1250,7 @@ TEST(KvCacheQ8_0, AttentionMatchesTheF32CacheUpToItsRounding) {
   QuantizeRowQ8_0(values.data(), vq.data(), positions * head_dim);
   const AttentionHead head{head_dim, head_dim, 0.125f, 0.0f};
   std::vector<float> scores(positions), exact(head_dim), rounded(head_dim);
-  AttendScalar(head, q.data(), keys.data(), values.data(), 0, positions - 1, scores.data(),
+  AttendScalar(head, 1, q.data(), keys.data(), values.data(), 0, positions - 1, scores.data(),
                exact.data());
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512Vnni}) {
     if (!IsaSupported(isa)) continue;

@@ -65,7 +65,8 @@ StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
     if (!pending.empty()) pending[s] = LogprobsOf(step_logits, vocab, next[s], options.logprobs);
   };
   for (int s = 0; s < n; ++s) {
-    samplers.emplace_back(options.sampling, options.seed + static_cast<uint64_t>(s));
+    samplers.emplace_back(options.sampling, options.seed + static_cast<uint64_t>(s),
+                          KernelTable::For(options.isa).softmax_weights);
     out[s].prompt_tokens = static_cast<int>(prompt_tokens.size());
     out[s].finish_reason = "length";
     draw(s, prompt_logits.data());

@@ -2,94 +2,168 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace evald::kernels {
 
 namespace {
 
-// Higher probability first, lower token id on ties.
+// Higher weight first, lower token id on ties.
 bool Before(const std::pair<float, int>& a, const std::pair<float, int>& b) {
   return a.first > b.first || (a.first == b.first && a.second < b.second);
 }
 
+int Argmax(const float* logits, int vocab) {
+  int best = 0;
+  for (int i = 1; i < vocab; ++i)
+    if (logits[i] > logits[best] || std::isnan(logits[best])) best = i;  // the first maximum
+  return best;
+}
+
+// The sum of x[0, n) in double, in eight independent lanes (a fixed order: the same input gives
+// the same sum).
+double Sum(const float* x, int n) {
+  constexpr int kLanes = 8;
+  double lanes[kLanes] = {};
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lanes[j] += x[i + j];
+  for (; i < n; ++i) lanes[0] += x[i];
+  double sum = 0;
+  for (double lane : lanes) sum += lane;
+  return sum;
+}
+
+// Candidates are drawn by blocks: the block sums first, then the block the draw falls in, so
+// that a draw walks a few hundred weights in sequence rather than the whole vocabulary.
+constexpr int kDrawBlock = 256;
+
 }  // namespace
 
-// Only as much of the vocabulary is sorted as the filters need: top-k sorts k candidates,
+// Only as much of the vocabulary is sorted as the filters need: top-k selects k candidates,
 // top-p sorts a growing prefix until it holds p of the mass (language models put nearly all of
-// it on a few dozen tokens), and without either nothing is sorted - sampling walks the
-// candidates in id order, which draws from the same distribution.
+// it on a few dozen tokens), and without either nothing is sorted - the draw walks the tokens in
+// id order, which draws from the same distribution.
 int Sampler::Sample(const float* logits, int vocab) {
-  if (options_.temperature <= 0.0f) {
-    int best = 0;
-    for (int i = 1; i < vocab; ++i)
-      if (logits[i] > logits[best]) best = i;  // first maximum wins ties
-    return best;
+  if (options_.temperature <= 0.0f || !std::isfinite(1.0f / options_.temperature))
+    return Argmax(logits, vocab);
+  int n = vocab;
+  bool ids = false;  // candidates_ names the candidates (else: every token, in id order)
+  if (options_.top_k > 0 && options_.top_k < vocab) {
+    order_.resize(static_cast<size_t>(vocab));
+    for (int i = 0; i < vocab; ++i) order_[static_cast<size_t>(i)] = {logits[i], i};
+    n = options_.top_k;
+    std::partial_sort(order_.begin(), order_.begin() + n, order_.end(), Before);
+    candidates_.resize(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i)
+      candidates_[static_cast<size_t>(i)] = order_[static_cast<size_t>(i)].second;
+    ids = true;
   }
-  float max = logits[0];
-  for (int i = 1; i < vocab; ++i) max = std::max(max, logits[i]);
-  candidates_.resize(static_cast<size_t>(vocab));
-  for (int i = 0; i < vocab; ++i) candidates_[static_cast<size_t>(i)] = {logits[i], i};
-  size_t n = candidates_.size();
-  bool sorted = false;  // candidates_[0, n) in Before order
-  if (options_.top_k > 0 && static_cast<size_t>(options_.top_k) < n) {
-    n = static_cast<size_t>(options_.top_k);
-    std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<long>(n),
-                      candidates_.end(), Before);
-    sorted = true;
-  }
-  // Softmax with temperature over the survivors.
-  const float inv_t = 1.0f / options_.temperature;
-  double sum = 0;
-  for (size_t i = 0; i < n; ++i) {
-    candidates_[i].first = std::exp((candidates_[i].first - max) * inv_t);
-    sum += candidates_[i].first;
-  }
-  for (size_t i = 0; i < n; ++i)
-    candidates_[i].first = static_cast<float>(candidates_[i].first / sum);
+  if (!Weigh(logits, n, ids)) return Argmax(logits, vocab);  // an infinite logit takes it all
   if (options_.top_p < 1.0f) {
-    // The smallest prefix in probability order holding top_p of the mass.
-    size_t have = sorted ? n : 0;
-    for (size_t want = std::min<size_t>(64, n);; want = std::min(n, want * 4)) {
-      if (have < want) {
-        std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<long>(want),
-                          candidates_.begin() + static_cast<long>(n), Before);
-        have = want;
-      }
-      double cum = 0;
-      size_t cut = 0;
-      for (size_t i = 0; i < have; ++i) {
-        cum += candidates_[i].first;
-        if (cum >= options_.top_p) {
-          cut = i + 1;
-          break;
-        }
-      }
-      if (cut > 0) {
-        n = cut;
-        break;
-      }
-      if (have == n) break;  // rounding left the total just under top_p: keep everything
-    }
+    n = CutToTopP(n, ids);
+    ids = true;
   }
   if (options_.min_p > 0.0f) {
-    float p_max = 0;
-    for (size_t i = 0; i < n; ++i) p_max = std::max(p_max, candidates_[i].first);
-    const float floor = options_.min_p * p_max;
-    // Keep the order; the most probable candidate always survives.
-    auto end =
-        std::stable_partition(candidates_.begin(), candidates_.begin() + static_cast<long>(n),
-                              [&](const auto& c) { return c.first >= floor; });
-    n = std::max<size_t>(1, static_cast<size_t>(end - candidates_.begin()));
+    n = CutToMinP(n, ids);
+    ids = true;
   }
+  return Draw(n, ids);
+}
+
+bool Sampler::Weigh(const float* logits, int n, bool ids) {
+  weights_.resize(static_cast<size_t>(n));
+  float* w = weights_.data();
+  const float* x = logits;
+  if (ids) {
+    for (int i = 0; i < n; ++i) w[i] = logits[candidates_[static_cast<size_t>(i)]];
+    x = w;
+  }
+  return std::isfinite(softmax_weights_(x, w, n, 1.0f / options_.temperature));
+}
+
+int Sampler::CutToTopP(int n, bool ids) {
+  const double target = static_cast<double>(options_.top_p) * Sum(weights_.data(), n);
+  order_.resize(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i)
+    order_[static_cast<size_t>(i)] = {weights_[static_cast<size_t>(i)],
+                                      ids ? candidates_[static_cast<size_t>(i)] : i};
+  // The smallest prefix in weight order holding top_p of the total.
+  int have = 0, cut = n;  // rounding can leave the total just under top_p: keep everything
+  for (int want = std::min(64, n);; want = std::min(n, want * 4)) {
+    std::partial_sort(order_.begin() + have, order_.begin() + want, order_.begin() + n, Before);
+    double cum = 0;
+    int at = 0;
+    while (at < want) {
+      cum += order_[static_cast<size_t>(at++)].first;
+      if (cum >= target) break;
+    }
+    if (cum >= target) {
+      cut = at;
+      break;
+    }
+    have = want;
+    if (have == n) break;
+  }
+  candidates_.resize(static_cast<size_t>(cut));
+  weights_.resize(static_cast<size_t>(cut));
+  for (int i = 0; i < cut; ++i) {
+    weights_[static_cast<size_t>(i)] = order_[static_cast<size_t>(i)].first;
+    candidates_[static_cast<size_t>(i)] = order_[static_cast<size_t>(i)].second;
+  }
+  return cut;
+}
+
+int Sampler::CutToMinP(int n, bool ids) {
+  const float floor = options_.min_p * *std::max_element(weights_.data(), weights_.data() + n);
+  // Keep the order; the heaviest candidate always survives.
+  if (!ids) candidates_.clear();
+  int kept = 0;
+  for (int i = 0; i < n; ++i) {
+    const float w = weights_[static_cast<size_t>(i)];
+    if (w < floor) continue;
+    weights_[static_cast<size_t>(kept)] = w;
+    if (ids) {
+      candidates_[static_cast<size_t>(kept)] = candidates_[static_cast<size_t>(i)];
+    } else {
+      candidates_.push_back(i);
+    }
+    ++kept;
+  }
+  return kept;
+}
+
+int Sampler::Draw(int n, bool ids) {
+  const float* w = weights_.data();
+  block_sums_.clear();
   double total = 0;
-  for (size_t i = 0; i < n; ++i) total += candidates_[i].first;
-  const double u = std::uniform_real_distribution<double>(0.0, total)(rng_);
-  double cum = 0;
-  for (size_t i = 0; i < n; ++i) {
-    cum += candidates_[i].first;
-    if (u < cum) return candidates_[i].second;
+  for (int b = 0; b < n; b += kDrawBlock) {
+    block_sums_.push_back(Sum(w + b, std::min(kDrawBlock, n - b)));
+    total += block_sums_.back();
   }
-  return candidates_[n - 1].second;
+  const double u = std::uniform_real_distribution<double>(0.0, total)(rng_);
+  auto id = [&](int i) { return ids ? candidates_[static_cast<size_t>(i)] : i; };
+  // The last candidate of [begin, end) with a weight (the heaviest weighs 1, so one exists).
+  auto last_weighted = [&](int begin, int end) {
+    int i = end - 1;
+    while (i > begin && !(w[i] > 0)) --i;
+    return id(i);
+  };
+  double cum = 0;
+  for (size_t b = 0; b < block_sums_.size(); ++b) {
+    const int begin = static_cast<int>(b) * kDrawBlock, end = std::min(n, begin + kDrawBlock);
+    if (u >= cum + block_sums_[b]) {
+      cum += block_sums_[b];
+      continue;
+    }
+    for (int i = begin; i < end; ++i) {
+      cum += w[i];
+      if (u < cum) return id(i);
+    }
+    // The block's weights added in sequence fell just short of its sum in lanes.
+    return last_weighted(begin, end);
+  }
+  return last_weighted(0, n);  // a draw of exactly the total
 }
 
 }  // namespace evald::kernels

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <span>
 
 #include "kernels/ops/activations.h"
 #include "kernels/ops/attention.h"
@@ -270,13 +271,24 @@ LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, const Ker
   }
 }
 
+namespace {
+
+// The most query heads sharing one KV head in any layer (Attention's scores hold one row each).
+int64_t MaxQueryGroup(const LlamaConfig& c) {
+  int64_t most = 1;
+  for (const LayerShape& l : c.layer) most = std::max<int64_t>(most, l.n_heads / l.n_kv_heads);
+  return most;
+}
+
+}  // namespace
+
 // What the constructor above allocates besides the cache (keep the two together).
 int64_t LlamaSession::ScratchBytes(const LlamaConfig& c, int batch, int positions, int threads) {
   const int64_t b = std::max(batch, kPrefillChunk);
   const int64_t floats =
       b * (2LL * c.dim + 2LL * c.max_q_dim + 2LL * c.max_kv_dim + 2LL * c.max_hidden) +
       static_cast<int64_t>(batch) * c.vocab + c.max_rope_dims +
-      static_cast<int64_t>(threads) * positions;  // Attention's scores
+      static_cast<int64_t>(threads) * positions * MaxQueryGroup(c);  // Attention's scores
   return floats * static_cast<int64_t>(sizeof(float));
 }
 
@@ -309,10 +321,12 @@ size_t LlamaSession::CacheAt(int layer, int seq, int pos) const {
 }
 
 void LlamaSession::ShareFirstSequence(int positions) {
+  Unshare();
   const LlamaConfig& c = model_.config();
   const int n_pos = std::min(positions, max_positions_);
-  auto share = [&](auto& cache, size_t unit) {
+  auto copy_rings = [&](auto& cache, size_t unit) {
     for (int l = 0; l < c.n_layers; ++l) {
+      if (FullLayer(l)) continue;
       // A ring of a sliding layer holds at most its slots (rows 0.. of sequence 0).
       const size_t rows =
           static_cast<size_t>(std::min(n_pos, layer_slots_[static_cast<size_t>(l)]));
@@ -323,12 +337,36 @@ void LlamaSession::ShareFirstSequence(int positions) {
     }
   };
   if (kv_type_ == KvCacheType::kQ8_0) {
-    share(key_blocks_, kQK);
-    share(value_blocks_, kQK);
+    copy_rings(key_blocks_, kQK);
+    copy_rings(value_blocks_, kQK);
   } else {
-    share(key_cache_, 1);
-    share(value_cache_, 1);
+    copy_rings(key_cache_, 1);
+    copy_rings(value_cache_, 1);
   }
+  shared_prefix_ = batch_ > 1 ? n_pos : 0;
+}
+
+void LlamaSession::Unshare() {
+  if (shared_prefix_ == 0) return;
+  const LlamaConfig& c = model_.config();
+  auto copy = [&](auto& cache, size_t unit) {
+    for (int l = 0; l < c.n_layers; ++l) {
+      if (!FullLayer(l)) continue;
+      const size_t n =
+          static_cast<size_t>(shared_prefix_) * c.layer[static_cast<size_t>(l)].kv_dim();
+      for (int s = 1; s < batch_; ++s)
+        std::copy_n(cache.begin() + CacheAt(l, 0, 0) / unit, n / unit,
+                    cache.begin() + CacheAt(l, s, 0) / unit);
+    }
+  };
+  if (kv_type_ == KvCacheType::kQ8_0) {
+    copy(key_blocks_, kQK);
+    copy(value_blocks_, kQK);
+  } else {
+    copy(key_cache_, 1);
+    copy(value_cache_, 1);
+  }
+  shared_prefix_ = 0;
 }
 
 Status LlamaSession::Embed(const int* tokens, int count) {
@@ -355,13 +393,14 @@ void LlamaSession::ProjectQkv(const Step& step, int l) {
   const int kv_dim = shape.kv_dim(), q_dim = shape.q_dim(), hd = shape.head_dim;
   for (int s = 0; s < step.count; ++s)
     RmsNorm(&x_[s * c.dim], L.attn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
-  matvec_.ApplyBatch(L.wq, xb_.data(), step.count, q_.data());
-  matvec_.ApplyBatch(L.wk, xb_.data(), step.count, k_.data());
-  if (L.values_from_keys) {
+  // One quantized input and one pass of the pool for the two or three projections.
+  const WeightMatrix* projections[] = {&L.wq, &L.wk, &L.wv};
+  float* outputs[] = {q_.data(), k_.data(), v_.data()};
+  const size_t used = L.values_from_keys ? 2 : 3;
+  matvec_.ApplyBatchToEach(std::span(projections, used), xb_.data(), step.count,
+                           std::span(outputs, used));
+  if (L.values_from_keys)
     std::copy_n(k_.data(), static_cast<size_t>(step.count) * kv_dim, v_.data());
-  } else {
-    matvec_.ApplyBatch(L.wv, xb_.data(), step.count, v_.data());
-  }
   for (int s = 0; s < step.count; ++s) {
     const int p = step.PosOf(s);
     float* q = &q_[s * q_dim];
@@ -396,44 +435,55 @@ void LlamaSession::ProjectQkv(const Step& step, int l) {
   }
 }
 
-// Every (vector, head) on its own, split across the pool once all keys and values of this step
-// are cached (a prefilled token attends to the ones before it in the chunk); then the output
-// projection and the residual.
+// Every (vector, KV head) with the query heads that share it on its own, split across the pool
+// once all keys and values of this step are cached (a prefilled token attends to the ones before
+// it in the chunk); then the output projection and the residual.
 void LlamaSession::Attention(const Step& step, int l) {
   const LlamaConfig& c = model_.config();
   const LlamaLayer& L = model_.layers()[static_cast<size_t>(l)];
   const LayerShape& shape = c.layer[static_cast<size_t>(l)];
   const int kv_dim = shape.kv_dim(), q_dim = shape.q_dim(), hd = shape.head_dim;
-  const int n_heads = shape.n_heads, group = shape.n_heads / shape.n_kv_heads;
-  AttentionHead head{hd, kv_dim, c.query_scale, c.attn_softcap};
+  const int n_kv_heads = shape.n_kv_heads, group = shape.n_heads / shape.n_kv_heads;
+  AttentionHead layer_head{hd, kv_dim, c.query_scale, c.attn_softcap};
   if (layer_slots_[static_cast<size_t>(l)] < max_positions_)
-    head.ring = layer_slots_[static_cast<size_t>(l)];  // a sliding layer's ring
+    layer_head.ring = layer_slots_[static_cast<size_t>(l)];  // a sliding layer's ring
+  const bool full = FullLayer(l);
+  // KV head by KV head: the vectors of one KV head follow each other, so that the rows of a
+  // shared prompt are read from memory once for all of them.
   auto attend = [&](int64_t begin, int64_t end) {
     // Scores scratch per thread (the pool's workers live as long as the generation).
     thread_local std::vector<float> scores;
-    if (scores.size() < static_cast<size_t>(max_positions_))
-      scores.resize(static_cast<size_t>(max_positions_));
+    const size_t needed = static_cast<size_t>(group) * static_cast<size_t>(max_positions_);
+    if (scores.size() < needed) scores.resize(needed);
     for (int64_t i = begin; i < end; ++i) {
-      const int s = static_cast<int>(i / n_heads), h = static_cast<int>(i % n_heads);
-      const int p = step.PosOf(s);
+      const int kv = static_cast<int>(i / step.count), s = static_cast<int>(i % step.count);
+      const int p = step.PosOf(s), seq = step.SeqOf(s);
       const int first = shape.sliding ? std::max(0, p - c.sliding_window + 1) : 0;
-      const size_t cache = CacheAt(l, step.SeqOf(s), 0) + static_cast<size_t>(h / group) * hd;
-      const float* q = &q_[s * q_dim + h * hd];
-      float* out = &attn_out_[s * q_dim + h * hd];
+      const size_t cache = CacheAt(l, seq, 0) + static_cast<size_t>(kv) * hd;
+      AttentionHead head = layer_head;
+      if (full && seq > 0 && shared_prefix_ > 0) {
+        head.prefix = shared_prefix_;
+        head.prefix_offset =
+            static_cast<int64_t>(CacheAt(l, 0, 0)) - static_cast<int64_t>(CacheAt(l, seq, 0));
+      }
+      const float* q = &q_[s * q_dim + kv * group * hd];
+      float* out = &attn_out_[s * q_dim + kv * group * hd];
       if (kv_type_ == KvCacheType::kQ8_0) {
-        AttendQ8_0(head, q, key_blocks_.data() + cache / kQK, value_blocks_.data() + cache / kQK,
-                   kv_dim / kQK, first, p, scores.data(), out, matvec_.kernels().dot_q8_0);
+        for (int g = 0; g < group; ++g)
+          AttendQ8_0(head, q + g * hd, key_blocks_.data() + cache / kQK,
+                     value_blocks_.data() + cache / kQK, kv_dim / kQK, first, p, scores.data(),
+                     out + g * hd, matvec_.kernels().dot_q8_0);
       } else {
-        matvec_.kernels().attend(head, q, key_cache_.data() + cache, value_cache_.data() + cache,
-                                 first, p, scores.data(), out);
+        matvec_.kernels().attend(head, group, q, key_cache_.data() + cache,
+                                 value_cache_.data() + cache, first, p, scores.data(), out);
       }
     }
   };
-  const int64_t pairs = static_cast<int64_t>(step.count) * n_heads;
+  const int64_t items = static_cast<int64_t>(step.count) * n_kv_heads;
   if (ThreadPool* pool = matvec_.pool()) {
-    pool->ParallelFor(pairs, attend);
+    pool->ParallelFor(items, attend);
   } else {
-    attend(0, pairs);
+    attend(0, items);
   }
   matvec_.ApplyBatch(L.wo, attn_out_.data(), step.count, xb_.data());
   AddResidual(step.count, L.post_attn_norm);
@@ -454,8 +504,9 @@ void LlamaSession::FeedForward(int count, int l) {
   for (int s = 0; s < count; ++s)
     RmsNorm(&x_[s * c.dim], L.ffn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
   const int hidden = c.layer[static_cast<size_t>(l)].hidden;
-  matvec_.ApplyBatch(L.w_gate, xb_.data(), count, h1_.data());
-  matvec_.ApplyBatch(L.w_up, xb_.data(), count, h3_.data());
+  const WeightMatrix* gate_up[] = {&L.w_gate, &L.w_up};
+  float* outputs[] = {h1_.data(), h3_.data()};
+  matvec_.ApplyBatchToEach(gate_up, xb_.data(), count, outputs);
   if (c.activation == FfnActivation::kGelu) {
     for (int i = 0; i < count * hidden; ++i) h1_[i] = Gelu(h1_[i]) * h3_[i];
   } else {
@@ -482,6 +533,7 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, 
     return Status::InvalidArgument("position beyond the session's context");
   EVALD_RETURN_IF_ERROR(Embed(tokens, count));
   const Step step{count, pos, prefill};
+  if (pos < shared_prefix_) Unshare();  // a write inside the shared prompt
   for (int l = 0; l < c.n_layers; ++l) {
     ProjectQkv(step, l);
     Attention(step, l);

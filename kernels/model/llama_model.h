@@ -104,8 +104,10 @@ class LlamaSession {
   StatusOr<const float*> PrefillAllLogits(const int* tokens, int count, int pos);
   // The most tokens Prefill takes at once.
   static constexpr int kPrefillChunk = 16;
-  // Copies sequence 0's cache for positions [0, positions) to every other sequence: a prompt
-  // prefilled once serves all samples.
+  // Gives every other sequence sequence 0's cache for positions [0, positions): a prompt
+  // prefilled once serves all samples. Layers that keep every position read those rows from
+  // sequence 0 (one copy in memory, read once for all samples while it is in cache); a sliding
+  // layer's ring is copied. A later write inside the shared positions copies them first.
   void ShareFirstSequence(int positions);
   int max_positions() const { return max_positions_; }
   KvCacheType kv_cache_type() const { return kv_type_; }
@@ -128,6 +130,11 @@ class LlamaSession {
     int SeqOf(int s) const { return prefill ? 0 : s; }
   };
   Status Embed(const int* tokens, int count);
+  // Copies the shared prompt's rows into every other sequence of the full layers and ends the
+  // sharing (before a step writes inside them).
+  void Unshare();
+  // Whether layer l keeps every position (no ring).
+  bool FullLayer(int l) const { return layer_slots_[static_cast<size_t>(l)] >= max_positions_; }
   void ProjectQkv(const Step& step, int layer);
   void Attention(const Step& step, int layer);
   void FeedForward(int count, int layer);
@@ -146,6 +153,8 @@ class LlamaSession {
   // how many positions it holds (CachedPositions: sliding layers keep a ring of their window).
   std::vector<size_t> layer_cache_;
   std::vector<int> layer_slots_;
+  // Positions [0, shared_prefix_) of every sequence but 0 are sequence 0's in the full layers.
+  int shared_prefix_ = 0;
   size_t CacheAt(int layer, int seq, int pos) const;
 };
 

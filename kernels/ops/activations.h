@@ -15,6 +15,15 @@ void GatedSiluScalar(float* gate, const float* up, int64_t n);
 void GatedSiluAvx512(float* gate, const float* up, int64_t n);
 void GatedSiluAvx2(float* gate, const float* up, int64_t n);  // the same, 8 lanes
 
+// The sampler's weights: y[i] = e^((x[i] - m) x scale) for i < n (n >= 1, scale > 0), m the
+// largest x that is a number, so that the largest weight is exactly 1 and a NaN's is 0 (x and y
+// may be one array). Returns m; where it is not finite (no number, or an infinite x) y is not
+// meaningful. The AVX2 and AVX-512 weights are equal bit for bit; the scalar ones use std::exp.
+using SoftmaxWeightsFn = float (*)(const float* x, float* y, int64_t n, float scale);
+float SoftmaxWeightsScalar(const float* x, float* y, int64_t n, float scale);
+float SoftmaxWeightsAvx2(const float* x, float* y, int64_t n, float scale);
+float SoftmaxWeightsAvx512(const float* x, float* y, int64_t n, float scale);
+
 // e^x for 16 floats at a time (AVX-512; n any): within 2 ulp of std::exp, 0 below -104,
 // infinity above 88.8.
 void ExpAvx512(const float* x, float* y, int64_t n);

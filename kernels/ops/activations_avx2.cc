@@ -9,6 +9,8 @@
 
 #include <immintrin.h>
 
+#include <limits>
+
 namespace evald::kernels {
 
 namespace {
@@ -57,6 +59,27 @@ EVALD_EXP_AVX2_TARGET void ExpAvx2(const float* x, float* y, int64_t n) {
     const __m256i m = TailMask(n - i);
     _mm256_maskstore_ps(y + i, m, Exp8(_mm256_maskload_ps(x + i, m)));
   }
+}
+
+// As SoftmaxWeightsAvx512, 8 lanes: lanes past n keep acc by a blend.
+EVALD_EXP_AVX2_TARGET float SoftmaxWeightsAvx2(const float* x, float* y, int64_t n, float scale) {
+  __m256 acc = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i k = TailMask(n - i);
+    const __m256 v = _mm256_blendv_ps(acc, _mm256_maskload_ps(x + i, k), _mm256_castsi256_ps(k));
+    acc = _mm256_max_ps(v, acc);
+  }
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  const float m = _mm_cvtss_f32(m4);
+  const __m256 vm = _mm256_set1_ps(m), vs = _mm256_set1_ps(scale);
+  for (int64_t i = 0; i < n; i += 8) {
+    const __m256i k = TailMask(n - i);
+    const __m256 t = _mm256_mul_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm), vs);
+    _mm256_maskstore_ps(y + i, k, Exp8(t));
+  }
+  return m;
 }
 
 // Every element, the tail included (masked), goes through the same vector arithmetic, so a

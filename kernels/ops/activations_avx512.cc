@@ -4,6 +4,8 @@
 
 #include <immintrin.h>
 
+#include <limits>
+
 namespace evald::kernels {
 
 namespace {
@@ -43,6 +45,22 @@ EVALD_EXP_TARGET void ExpAvx512(const float* x, float* y, int64_t n) {
     const __mmask16 m = TailMask(n - i);
     _mm512_mask_storeu_ps(y + i, m, Exp16(_mm512_maskz_loadu_ps(m, x + i)));
   }
+}
+
+// vmaxps returns its second operand where either is NaN: max(x, acc) leaves a NaN x out. Lanes
+// past n keep acc. A NaN's (x - m) x scale is clamped to -104 inside Exp16, whose e^ is 0.
+EVALD_EXP_TARGET float SoftmaxWeightsAvx512(const float* x, float* y, int64_t n, float scale) {
+  __m512 acc = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t i = 0; i < n; i += 16)
+    acc = _mm512_max_ps(_mm512_mask_loadu_ps(acc, TailMask(n - i), x + i), acc);
+  const float m = _mm512_reduce_max_ps(acc);
+  const __m512 vm = _mm512_set1_ps(m), vs = _mm512_set1_ps(scale);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = TailMask(n - i);
+    const __m512 t = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), vs);
+    _mm512_mask_storeu_ps(y + i, k, Exp16(t));
+  }
+  return m;
 }
 
 // Every element, the tail included (masked), goes through the same vector arithmetic, so a

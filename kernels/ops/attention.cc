@@ -9,11 +9,13 @@
 
 namespace evald::kernels {
 
-void AttendScalar(const AttentionHead& h, const float* q, const float* keys, const float* values,
-                  int first, int last, float* scores, float* out) {
+namespace {
+
+void AttendOne(const AttentionHead& h, const float* q, const float* keys, const float* values,
+               int first, int last, float* scores, float* out) {
   float max = -INFINITY;
   for (int t = first; t <= last; ++t) {
-    const float* k = keys + h.Row(t) * h.stride;
+    const float* k = keys + h.At(t);
     float dot = 0;
     for (int i = 0; i < h.head_dim; ++i) dot += q[i] * k[i];
     scores[t] = Cap(dot * h.scale, h.softcap);
@@ -23,9 +25,23 @@ void AttendScalar(const AttentionHead& h, const float* q, const float* keys, con
   std::fill(out, out + h.head_dim, 0.0f);
   for (int t = first; t <= last; ++t) {
     const float a = static_cast<float>(scores[t] / sum);
-    const float* v = values + h.Row(t) * h.stride;
+    const float* v = values + h.At(t);
     for (int i = 0; i < h.head_dim; ++i) out[i] += a * v[i];
   }
+}
+
+// AttentionHead::At in blocks of a Q8_0 cache (the prefix offset is a whole number of rows).
+int64_t BlockAt(const AttentionHead& h, int t, int64_t block_stride) {
+  return (t < h.prefix ? h.prefix_offset / kQK : 0) + h.Row(t) * block_stride;
+}
+
+}  // namespace
+
+void AttendScalar(const AttentionHead& h, int heads, const float* q, const float* keys,
+                  const float* values, int first, int last, float* scores, float* out) {
+  for (int g = 0; g < heads; ++g)
+    AttendOne(h, q + g * h.head_dim, keys, values, first, last,
+              scores + static_cast<int64_t>(g) * (last + 1), out + g * h.head_dim);
 }
 
 void AttendQ8_0(const AttentionHead& h, const float* q, const BlockQ8_0* keys,
@@ -37,7 +53,7 @@ void AttendQ8_0(const AttentionHead& h, const float* q, const BlockQ8_0* keys,
   QuantizeRowQ8_0(q, query.data(), h.head_dim);
   float max = -INFINITY;
   for (int t = first; t <= last; ++t) {
-    const float score = dot(keys + h.Row(t) * block_stride, query.data(), h.head_dim);
+    const float score = dot(keys + BlockAt(h, t, block_stride), query.data(), h.head_dim);
     scores[t] = Cap(score * h.scale, h.softcap);
     max = std::max(max, scores[t]);
   }
@@ -45,7 +61,7 @@ void AttendQ8_0(const AttentionHead& h, const float* q, const BlockQ8_0* keys,
   std::fill(out, out + h.head_dim, 0.0f);
   for (int t = first; t <= last; ++t) {
     const float a = static_cast<float>(scores[t] / sum);
-    const BlockQ8_0* v = values + h.Row(t) * block_stride;
+    const BlockQ8_0* v = values + BlockAt(h, t, block_stride);
     for (int b = 0; b < blocks; ++b) {
       const float av = a * Fp16ToFp32(v[b].d);
       float* o = out + b * kQK;

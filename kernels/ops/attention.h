@@ -20,19 +20,27 @@ struct AttentionHead {
   // > 0: the cache is a ring of `ring` positions, position t at row t % ring (a sliding-window
   // layer keeps only its window); 0: position t at row t.
   int ring = 0;
+  // > 0: positions [0, prefix) are read `prefix_offset` values away (another sequence's rows
+  // of a prompt the two share); never with a ring.
+  int prefix = 0;
+  int64_t prefix_offset = 0;
   int64_t Row(int t) const { return ring > 0 ? t % ring : t; }
+  // Where position t's key (and value) starts, in values from the keys (values) pointer.
+  int64_t At(int t) const { return (t < prefix ? prefix_offset : 0) + Row(t) * stride; }
 };
 
-// out[0..head_dim) for query q; keys/values point at row 0 of this KV head; scores is scratch
-// of at least last + 1 floats (indexed by position).
-void AttendScalar(const AttentionHead& head, const float* q, const float* keys, const float* values,
-                  int first, int last, float* scores, float* out);
+// `heads` query heads over one KV head (grouped-query attention; 1 for plain multi-head):
+// out[g * head_dim, (g + 1) * head_dim) for query q + g * head_dim; keys/values point at row 0 of
+// this KV head; scores is scratch of at least heads x (last + 1) floats (head g's indexed by
+// position from g x (last + 1)). A head's result does not depend on the others of the call.
+void AttendScalar(const AttentionHead& head, int heads, const float* q, const float* keys,
+                  const float* values, int first, int last, float* scores, float* out);
 // Head sizes that are not a multiple of 16 up to 256 take the scalar path.
-void AttendAvx512(const AttentionHead& head, const float* q, const float* keys, const float* values,
-                  int first, int last, float* scores, float* out);
+void AttendAvx512(const AttentionHead& head, int heads, const float* q, const float* keys,
+                  const float* values, int first, int last, float* scores, float* out);
 // Head sizes that are not a multiple of 8 up to 256 take the scalar path.
-void AttendAvx2(const AttentionHead& head, const float* q, const float* keys, const float* values,
-                int first, int last, float* scores, float* out);
+void AttendAvx2(const AttentionHead& head, int heads, const float* q, const float* keys,
+                const float* values, int first, int last, float* scores, float* out);
 
 // An integer Q8_0 block dot (dot.h), for the scores against a Q8_0 cache.
 using BlockDotQ8_0Fn = float (*)(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n);

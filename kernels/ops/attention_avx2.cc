@@ -33,7 +33,7 @@ EVALD_ATTEND_AVX2_TARGET void AttendLanes(const AttentionHead& h, const float* q
   for (int l = 0; l < L; ++l) qv[l] = _mm256_loadu_ps(q + 8 * l);
   float max = -INFINITY;
   for (int t = first; t <= last; ++t) {
-    const float* k = keys + h.Row(t) * h.stride;
+    const float* k = keys + h.At(t);
     __m256 acc = _mm256_mul_ps(qv[0], _mm256_loadu_ps(k));
 #pragma GCC unroll 32
     for (int l = 1; l < L; ++l) acc = _mm256_fmadd_ps(qv[l], _mm256_loadu_ps(k + 8 * l), acc);
@@ -54,7 +54,7 @@ EVALD_ATTEND_AVX2_TARGET void AttendLanes(const AttentionHead& h, const float* q
   for (int l = 0; l < L; ++l) o[l] = _mm256_setzero_ps();
   for (t = first; t <= last; ++t) {
     const __m256 a = _mm256_set1_ps(static_cast<float>(scores[t] / sum));
-    const float* v = values + h.Row(t) * h.stride;
+    const float* v = values + h.At(t);
 #pragma GCC unroll 32
     for (int l = 0; l < L; ++l) o[l] = _mm256_fmadd_ps(a, _mm256_loadu_ps(v + 8 * l), o[l]);
   }
@@ -75,14 +75,17 @@ constexpr auto kAttendAvx2 = AttendTable(std::make_index_sequence<32>());
 
 }  // namespace
 
-void AttendAvx2(const AttentionHead& head, const float* q, const float* keys, const float* values,
-                int first, int last, float* scores, float* out) {
+void AttendAvx2(const AttentionHead& head, int heads, const float* q, const float* keys,
+                const float* values, int first, int last, float* scores, float* out) {
   const int lanes = head.head_dim / 8;
-  if (head.head_dim % 8 == 0 && lanes >= 1 && lanes <= static_cast<int>(kAttendAvx2.size())) {
-    kAttendAvx2[static_cast<size_t>(lanes - 1)](head, q, keys, values, first, last, scores, out);
-  } else {
-    AttendScalar(head, q, keys, values, first, last, scores, out);
+  if (head.head_dim % 8 != 0 || lanes < 1 || lanes > static_cast<int>(kAttendAvx2.size())) {
+    AttendScalar(head, heads, q, keys, values, first, last, scores, out);
+    return;
   }
+  for (int g = 0; g < heads; ++g)
+    kAttendAvx2[static_cast<size_t>(lanes - 1)](head, q + g * head.head_dim, keys, values, first,
+                                                last, scores + static_cast<int64_t>(g) * (last + 1),
+                                                out + g * head.head_dim);
 }
 
 }  // namespace evald::kernels

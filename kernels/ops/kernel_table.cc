@@ -45,6 +45,7 @@ KernelTable Scalar() {
   t.dot_q8_0 = &DotQ8_0Scalar;
   t.attend = &AttendScalar;
   t.gated_silu = &GatedSiluScalar;
+  t.softmax_weights = &SoftmaxWeightsScalar;
   return t;
 }
 
@@ -58,6 +59,7 @@ KernelTable Avx2() {
   t.dot_q8_0 = &DotQ8_0Avx2;
   t.attend = &AttendAvx2;
   t.gated_silu = &GatedSiluAvx2;
+  t.softmax_weights = &SoftmaxWeightsAvx2;
   t.packed_layout = Isa::kAvx2;
   t.packed_matvec = &PackedMatVecAvx2;
   return t;
@@ -87,6 +89,7 @@ KernelTable Avx512Vnni() {
   t.dot_q8_0 = &DotQ8_0Avx512Vnni;
   t.attend = &AttendAvx512;
   t.gated_silu = &GatedSiluAvx512;
+  t.softmax_weights = &SoftmaxWeightsAvx512;
   t.packed_layout = Isa::kAvx512Vnni;
   t.packed_matvec = &PackedMatVecAvx512Vnni;
   return t;

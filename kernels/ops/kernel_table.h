@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/gguf/ggml_types.h"
+#include "kernels/ops/activations.h"
 #include "kernels/ops/attention.h"
 #include "kernels/ops/isa.h"
 #include "kernels/quant/blocks.h"
@@ -25,7 +26,7 @@ using RowDotF32Fn = float (*)(const uint8_t* row, const float* x, int64_t n);
 // One row against nv <= 8 Q8_0 vectors (x_scales: their block scales as floats).
 using RowDotQ8MultiFn = void (*)(const uint8_t* row, const BlockQ8_0* const* xs,
                                  const float* const* x_scales, int nv, int64_t n, float* out);
-using AttendFn = void (*)(const AttentionHead& head, const float* q, const float* keys,
+using AttendFn = void (*)(const AttentionHead& head, int heads, const float* q, const float* keys,
                           const float* values, int first, int last, float* scores, float* out);
 using GatedSiluFn = void (*)(float* gate, const float* up, int64_t n);
 using PackedMatVecFn = void (*)(const PackedMatrix& w, const PackedActivations& a, int64_t g_begin,
@@ -54,6 +55,7 @@ struct KernelTable {
   BlockDotQ8_0Fn dot_q8_0 = nullptr;    // scores against a Q8_0 KV cache
   AttendFn attend = nullptr;            // over a float KV cache
   GatedSiluFn gated_silu = nullptr;
+  SoftmaxWeightsFn softmax_weights = nullptr;  // the sampler's
   // The layout the packed kernels of this ISA read (kScalar: none) and their mat-vec.
   Isa packed_layout = Isa::kScalar;
   PackedMatVecFn packed_matvec = nullptr;

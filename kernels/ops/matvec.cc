@@ -13,22 +13,64 @@ void MatVec::Apply(const WeightMatrix& w, const float* x, float* y) {
 }
 
 void MatVec::ApplyBatch(const WeightMatrix& w, const float* x, int batch, float* y) {
-  const int64_t blocks = w.cols / kQK;
-  if (w.packed && w.packed->layout() == kernels_.packed_layout) {
-    // The activations as the packed kernels read them, prepared once for every thread.
-    const PackedMatrix& p = *w.packed;
-    const PackedActivations a = packed_x_.Prepare(x, batch, w.cols, w.type, p.layout(), pool_);
-    const PackedMatVecFn matvec = kernels_.packed_matvec;
-    auto groups = [&](int64_t begin, int64_t end) { matvec(p, a, begin, end, y); };
-    if (pool_) {
-      // Pieces of whole eight-group runs, the AVX-512 single-vector kernel's unit (a multiple
-      // of the others' 2 and 4).
-      pool_->ParallelFor(p.groups(), groups, 8);
-    } else {
-      groups(0, p.groups());
-    }
+  const WeightMatrix* ws[] = {&w};
+  float* ys[] = {y};
+  ApplyBatchToEach(ws, x, batch, ys);
+}
+
+void MatVec::ApplyBatchToEach(std::span<const WeightMatrix* const> ws, const float* x, int batch,
+                              std::span<float* const> ys) {
+  if (PackedAlike(ws)) {
+    ApplyPacked(ws, x, batch, ys);
     return;
   }
+  for (size_t i = 0; i < ws.size(); ++i) {
+    if (PackedAlike(ws.subspan(i, 1))) {
+      ApplyPacked(ws.subspan(i, 1), x, batch, ys.subspan(i, 1));
+    } else {
+      ApplyUnpacked(*ws[i], x, batch, ys[i]);
+    }
+  }
+}
+
+bool MatVec::PackedAlike(std::span<const WeightMatrix* const> ws) const {
+  for (const WeightMatrix* w : ws) {
+    if (!w->packed || w->packed->layout() != kernels_.packed_layout) return false;
+    if (w->type != ws[0]->type || w->cols != ws[0]->cols) return false;
+  }
+  return !ws.empty();
+}
+
+void MatVec::ApplyPacked(std::span<const WeightMatrix* const> ws, const float* x, int batch,
+                         std::span<float* const> ys) {
+  // The activations as the packed kernels read them, prepared once for every matrix and thread.
+  const PackedMatrix& first = *ws[0]->packed;
+  const PackedActivations a =
+      packed_x_.Prepare(x, batch, first.cols(), first.type(), first.layout(), pool_);
+  const PackedMatVecFn matvec = kernels_.packed_matvec;
+  int64_t total = 0;
+  for (const WeightMatrix* w : ws) total += w->packed->groups();
+  // Groups [begin, end) counted across the matrices in order.
+  auto groups = [&](int64_t begin, int64_t end) {
+    int64_t base = 0;
+    for (size_t i = 0; i < ws.size(); ++i) {
+      const PackedMatrix& p = *ws[i]->packed;
+      const int64_t lo = std::max(begin, base), hi = std::min(end, base + p.groups());
+      if (lo < hi) matvec(p, a, lo - base, hi - base, ys[i]);
+      base += p.groups();
+    }
+  };
+  if (pool_) {
+    // Pieces of whole eight-group runs, the AVX-512 single-vector kernel's unit (a multiple of
+    // the others' 2 and 4).
+    pool_->ParallelFor(total, groups, 8);
+  } else {
+    groups(0, total);
+  }
+}
+
+void MatVec::ApplyUnpacked(const WeightMatrix& w, const float* x, int batch, float* y) {
+  const int64_t blocks = w.cols / kQK;
   if (kernels_.Row(w.type).dot_q8) {
     // Activations quantized once per call, shared read-only by every thread.
     xq_.resize(static_cast<size_t>(blocks * batch));

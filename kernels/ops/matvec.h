@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "kernels/gguf/ggml_types.h"
@@ -37,10 +38,23 @@ class MatVec {
   // than n single-sample passes when decoding is bound by memory bandwidth. Per vector the
   // arithmetic is exactly that of Apply.
   void ApplyBatch(const WeightMatrix& w, const float* x, int batch, float* y);
+  // ys[i] = ws[i] X for several matrices of one input (queries, keys and values; gate and up):
+  // where they are packed alike the input is quantized once for all of them, and the rows of all
+  // of them are split across the pool in one call. Per output the arithmetic is exactly that of
+  // ApplyBatch.
+  void ApplyBatchToEach(std::span<const WeightMatrix* const> ws, const float* x, int batch,
+                        std::span<float* const> ys);
   const KernelTable& kernels() const { return kernels_; }
   ThreadPool* pool() const { return pool_; }
 
  private:
+  // Whether every matrix of ws is packed for this kernel table, of one type and one width.
+  bool PackedAlike(std::span<const WeightMatrix* const> ws) const;
+  // The packed matrices' row groups one after another, against one prepared input.
+  void ApplyPacked(std::span<const WeightMatrix* const> ws, const float* x, int batch,
+                   std::span<float* const> ys);
+  // Through the file's own layout (row by row), for what is not packed.
+  void ApplyUnpacked(const WeightMatrix& w, const float* x, int batch, float* y);
   // Rows [begin, end) of W times each of the `batch` vectors.
   void Rows(const WeightMatrix& w, const float* x, int batch, float* y, int64_t begin, int64_t end);
 
