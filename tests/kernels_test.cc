@@ -880,8 +880,8 @@ TEST(SlidingWindowRing, PrefillForwardAndSharedBatchesAgreeOverManyRings) {
 }
 
 // A prompt shared by a batch (ShareFirstSequence: the full layers read sequence 0's rows) gives
-// each sequence the logits it has alone, bit for bit, with either cache and through the scalar
-// and the widest SIMD kernels, over enough positions for several of the attention's blocks; a
+// each sequence the logits it has alone, bit for bit, with either cache and through the scalar,
+// AVX2 and AVX-512 kernels, over enough positions for several of the attention's blocks; a
 // step written inside the shared prompt first copies it, and still agrees.
 TEST(SharedPrompt, EverySequenceDecodesAsItDoesAlone) {
   if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
@@ -900,11 +900,8 @@ TEST(SharedPrompt, EverySequenceDecodesAsItDoesAlone) {
   std::vector<int> prompt;
   for (int i = 0; i < n; ++i) prompt.push_back(1 + (i * 53) % (vocab - 1));
   std::vector<Isa> isas = {Isa::kScalar};
-  if (IsaSupported(Isa::kAvx512Vnni)) {
-    isas.push_back(Isa::kAvx512Vnni);
-  } else if (IsaSupported(Isa::kAvx2)) {
-    isas.push_back(Isa::kAvx2);
-  }
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512Vnni})
+    if (IsaSupported(isa)) isas.push_back(isa);
   for (Isa isa : isas) {
     for (KvCacheType kv : {KvCacheType::kF32, KvCacheType::kQ8_0}) {
       const std::string what =

@@ -1,7 +1,8 @@
-// Element-wise work of the gated FFN: h = silu(gate) * up. The scalar version
-// (activations.cc) is the oracle; activations_avx512.cc and activations_avx2.cc have the vector
-// ones and the vector exp the attention uses (the AVX2 results equal the AVX-512 ones bit for
-// bit). The kernel table (kernel_table.h) says which one runs.
+// Element-wise work of the gated FFN: h = silu(gate) * up, and the sampler's softmax weights.
+// The scalar versions (activations.cc) are the oracles; activations_avx512.cc and
+// activations_avx2.cc have the vector ones and the vector exp the attention uses (the AVX2
+// results equal the AVX-512 ones bit for bit). The kernel table (kernel_table.h) says which one
+// runs.
 #pragma once
 
 #include <cstdint>

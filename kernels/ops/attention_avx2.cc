@@ -1,7 +1,6 @@
-// Attention over a float KV cache with AVX2 and FMA: 8 lanes, the query and the output held in
-// registers through the window where they fit (the compiler keeps the rest of a wide head on
-// the stack), the vector exp for the softmax numerators. Equal to the scalar oracle up to
-// summation order and 2 ulp in exp.
+// Attention over a float KV cache with AVX2 and FMA: 8 lanes, the query heads of a KV head
+// together, 8 scores at a time, the vector exp for the softmax numerators. Equal to the scalar
+// oracle up to summation order, 2 ulp in exp and the one division by the sum at the end.
 #include "kernels/ops/attention.h"
 
 #include "kernels/ops/intrinsics_warnings.h"  // before the intrinsics' headers
@@ -15,7 +14,6 @@
 
 #include "kernels/ops/activations.h"
 #include "kernels/ops/attention_math.h"
-#include "kernels/ops/horizontal_sum.h"
 
 namespace evald::kernels {
 
@@ -23,51 +21,121 @@ namespace {
 
 #define EVALD_ATTEND_AVX2_TARGET __attribute__((target("avx2,fma,f16c")))
 
-// head_dim = 8 L.
-template <int L>
-EVALD_ATTEND_AVX2_TARGET void AttendLanes(const AttentionHead& h, const float* q, const float* keys,
-                                          const float* values, int first, int last, float* scores,
-                                          float* out) {
-  __m256 qv[L];
-#pragma GCC unroll 32
-  for (int l = 0; l < L; ++l) qv[l] = _mm256_loadu_ps(q + 8 * l);
-  float max = -INFINITY;
-  for (int t = first; t <= last; ++t) {
-    const float* k = keys + h.At(t);
-    __m256 acc = _mm256_mul_ps(qv[0], _mm256_loadu_ps(k));
-#pragma GCC unroll 32
-    for (int l = 1; l < L; ++l) acc = _mm256_fmadd_ps(qv[l], _mm256_loadu_ps(k + 8 * l), acc);
-    scores[t] = Cap(HorizontalSum256(acc) * h.scale, h.softcap);
-    max = std::max(max, scores[t]);
-  }
-  // The numerators 8 at a time (vector exp), their sum in double as in the scalar path.
-  const __m256 vmax = _mm256_set1_ps(max);
-  int t = first;
-  for (; t + 8 <= last + 1; t += 8)
-    _mm256_storeu_ps(scores + t, _mm256_sub_ps(_mm256_loadu_ps(scores + t), vmax));
-  for (; t <= last; ++t) scores[t] -= max;
-  ExpAvx2(scores + first, scores + first, last - first + 1);
-  double sum = 0;
-  for (t = first; t <= last; ++t) sum += scores[t];
-  __m256 o[L];
-#pragma GCC unroll 32
-  for (int l = 0; l < L; ++l) o[l] = _mm256_setzero_ps();
-  for (t = first; t <= last; ++t) {
-    const __m256 a = _mm256_set1_ps(static_cast<float>(scores[t] / sum));
-    const float* v = values + h.At(t);
-#pragma GCC unroll 32
-    for (int l = 0; l < L; ++l) o[l] = _mm256_fmadd_ps(a, _mm256_loadu_ps(v + 8 * l), o[l]);
-  }
-#pragma GCC unroll 32
-  for (int l = 0; l < L; ++l) _mm256_storeu_ps(out + 8 * l, o[l]);
+// Positions per block (one register of scores) and query heads per pass.
+constexpr int kBlock = 8;
+constexpr int kMaxGroup = 16;
+
+// r[j] = the sum of v[j]'s 8 lanes, for j < 8: pairwise horizontal adds, then the two 128-bit
+// halves.
+EVALD_ATTEND_AVX2_TARGET inline __m256 TransposedSums(const __m256 (&v)[kBlock]) {
+  const __m256 a = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+  const __m256 b = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
 }
 
-using AttendWidthFn = void (*)(const AttentionHead&, const float*, const float*, const float*, int,
-                               int, float*, float*);
+// The first `n` lanes (n <= 8), as a load/store mask.
+EVALD_ATTEND_AVX2_TARGET inline __m256i FirstLanes(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// head_dim = 8 L, `heads` <= kMaxGroup query heads over one KV head: as the AVX-512 kernel
+// (attention_avx512.cc) with 8 lanes. Each block of 8 keys and 8 values is read from memory once
+// for the group; 8 scores at a time; the values weighted in two chains where the head is narrow
+// (one where its L registers already keep the multiply-adds busy).
+template <int L>
+EVALD_ATTEND_AVX2_TARGET void AttendGroupLanes(const AttentionHead& h, int heads, const float* q,
+                                               const float* keys, const float* values, int first,
+                                               int last, float* scores, float* out) {
+  constexpr int kDim = 8 * L;
+  const int64_t span = last + 1;  // scores of head g at scores + g * span
+  const __m256 scale = _mm256_set1_ps(h.scale);
+  float max[kMaxGroup];
+  for (int g = 0; g < heads; ++g) max[g] = -INFINITY;
+  const float* rows[kBlock];
+  for (int t = first; t <= last; t += kBlock) {
+    const int n = std::min(kBlock, last + 1 - t);
+    for (int j = 0; j < n; ++j) rows[j] = keys + h.At(t + j);
+    const __m256i valid = FirstLanes(n);
+    for (int g = 0; g < heads; ++g) {
+      const float* qg = q + g * kDim;
+      __m256 products[kBlock];
+#pragma GCC unroll 8
+      for (int j = 0; j < kBlock; ++j) {
+        products[j] = _mm256_setzero_ps();
+        if (j >= n) continue;
+#pragma GCC unroll 32
+        for (int l = 0; l < L; ++l)
+          products[j] = _mm256_fmadd_ps(_mm256_loadu_ps(qg + 8 * l),
+                                        _mm256_loadu_ps(rows[j] + 8 * l), products[j]);
+      }
+      alignas(32) float s[kBlock];
+      _mm256_store_ps(s, _mm256_mul_ps(TransposedSums(products), scale));
+      for (int j = 0; j < n; ++j) {
+        s[j] = Cap(s[j], h.softcap);
+        max[g] = std::max(max[g], s[j]);
+      }
+      _mm256_maskstore_ps(scores + g * span + t, valid, _mm256_load_ps(s));
+    }
+  }
+  // Numerators e^(score - max), in place, and the inverse of their sum, per head.
+  float inverse[kMaxGroup];
+  for (int g = 0; g < heads; ++g) {
+    float* sg = scores + g * span;
+    for (int t = first; t <= last; ++t) sg[t] -= max[g];
+    ExpAvx2(sg + first, sg + first, last - first + 1);
+    __m256d sum4 = _mm256_setzero_pd();
+    for (int t = first; t <= last; t += kBlock) {
+      const __m256 e = _mm256_maskload_ps(sg + t, FirstLanes(std::min(kBlock, last + 1 - t)));
+      sum4 = _mm256_add_pd(sum4, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+      sum4 = _mm256_add_pd(sum4, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, sum4);
+    inverse[g] = static_cast<float>(1.0 / ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])));
+  }
+  for (int i = 0; i < heads * kDim; ++i) out[i] = 0.0f;
+  constexpr int kChains = L >= 4 ? 1 : 2;
+  for (int t = first; t <= last; t += kBlock) {
+    const int n = std::min(kBlock, last + 1 - t);
+    for (int j = 0; j < n; ++j) rows[j] = values + h.At(t + j);
+    for (int g = 0; g < heads; ++g) {
+      const float* e = scores + g * span + t;
+      __m256 acc[kChains][L];
+#pragma GCC unroll 2
+      for (int c = 0; c < kChains; ++c)
+#pragma GCC unroll 32
+        for (int l = 0; l < L; ++l) acc[c][l] = _mm256_setzero_ps();
+      for (int j = 0; j < n; ++j) {
+        const __m256 a = _mm256_set1_ps(e[j]);
+        __m256(&chain)[L] = acc[kChains == 1 ? 0 : j % kChains];
+#pragma GCC unroll 32
+        for (int l = 0; l < L; ++l)
+          chain[l] = _mm256_fmadd_ps(a, _mm256_loadu_ps(rows[j] + 8 * l), chain[l]);
+      }
+      float* o = out + g * kDim;
+#pragma GCC unroll 32
+      for (int l = 0; l < L; ++l) {
+        __m256 block = acc[0][l];
+        if constexpr (kChains == 2) block = _mm256_add_ps(block, acc[1][l]);
+        _mm256_storeu_ps(o + 8 * l, _mm256_add_ps(_mm256_loadu_ps(o + 8 * l), block));
+      }
+    }
+  }
+  for (int g = 0; g < heads; ++g) {
+    const __m256 inv = _mm256_set1_ps(inverse[g]);
+    float* o = out + g * kDim;
+#pragma GCC unroll 32
+    for (int l = 0; l < L; ++l)
+      _mm256_storeu_ps(o + 8 * l, _mm256_mul_ps(_mm256_loadu_ps(o + 8 * l), inv));
+  }
+}
+
+using AttendWidthFn = void (*)(const AttentionHead&, int, const float*, const float*, const float*,
+                               int, int, float*, float*);
 
 template <size_t... I>
 constexpr std::array<AttendWidthFn, sizeof...(I)> AttendTable(std::index_sequence<I...>) {
-  return {&AttendLanes<static_cast<int>(I) + 1>...};
+  return {&AttendGroupLanes<static_cast<int>(I) + 1>...};
 }
 
 // Head sizes up to 256 (Gemma's), in steps of 8.
@@ -82,10 +150,11 @@ void AttendAvx2(const AttentionHead& head, int heads, const float* q, const floa
     AttendScalar(head, heads, q, keys, values, first, last, scores, out);
     return;
   }
-  for (int g = 0; g < heads; ++g)
-    kAttendAvx2[static_cast<size_t>(lanes - 1)](head, q + g * head.head_dim, keys, values, first,
-                                                last, scores + static_cast<int64_t>(g) * (last + 1),
-                                                out + g * head.head_dim);
+  const int64_t span = last + 1;
+  for (int g = 0; g < heads; g += kMaxGroup)
+    kAttendAvx2[static_cast<size_t>(lanes - 1)](head, std::min(kMaxGroup, heads - g),
+                                                q + g * head.head_dim, keys, values, first, last,
+                                                scores + g * span, out + g * head.head_dim);
 }
 
 }  // namespace evald::kernels
