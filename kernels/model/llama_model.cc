@@ -322,38 +322,26 @@ size_t LlamaSession::CacheAt(int layer, int seq, int pos) const {
 
 void LlamaSession::ShareFirstSequence(int positions) {
   Unshare();
-  const LlamaConfig& c = model_.config();
   const int n_pos = std::min(positions, max_positions_);
-  auto copy_rings = [&](auto& cache, size_t unit) {
-    for (int l = 0; l < c.n_layers; ++l) {
-      if (FullLayer(l)) continue;
-      // A ring of a sliding layer holds at most its slots (rows 0.. of sequence 0).
-      const size_t rows =
-          static_cast<size_t>(std::min(n_pos, layer_slots_[static_cast<size_t>(l)]));
-      const size_t n = rows * c.layer[static_cast<size_t>(l)].kv_dim();
-      for (int s = 1; s < batch_; ++s)
-        std::copy_n(cache.begin() + CacheAt(l, 0, 0) / unit, n / unit,
-                    cache.begin() + CacheAt(l, s, 0) / unit);
-    }
-  };
-  if (kv_type_ == KvCacheType::kQ8_0) {
-    copy_rings(key_blocks_, kQK);
-    copy_rings(value_blocks_, kQK);
-  } else {
-    copy_rings(key_cache_, 1);
-    copy_rings(value_cache_, 1);
-  }
+  CopyFirstSequence(n_pos, /*full_layers=*/false);
   shared_prefix_ = batch_ > 1 ? n_pos : 0;
 }
 
 void LlamaSession::Unshare() {
   if (shared_prefix_ == 0) return;
+  CopyFirstSequence(shared_prefix_, /*full_layers=*/true);
+  shared_prefix_ = 0;
+}
+
+void LlamaSession::CopyFirstSequence(int positions, bool full_layers) {
   const LlamaConfig& c = model_.config();
   auto copy = [&](auto& cache, size_t unit) {
     for (int l = 0; l < c.n_layers; ++l) {
-      if (!FullLayer(l)) continue;
-      const size_t n =
-          static_cast<size_t>(shared_prefix_) * c.layer[static_cast<size_t>(l)].kv_dim();
+      if (FullLayer(l) != full_layers) continue;
+      // A ring of a sliding layer holds at most its slots (rows 0.. of sequence 0).
+      const size_t rows =
+          static_cast<size_t>(std::min(positions, layer_slots_[static_cast<size_t>(l)]));
+      const size_t n = rows * c.layer[static_cast<size_t>(l)].kv_dim();
       for (int s = 1; s < batch_; ++s)
         std::copy_n(cache.begin() + CacheAt(l, 0, 0) / unit, n / unit,
                     cache.begin() + CacheAt(l, s, 0) / unit);
@@ -366,7 +354,6 @@ void LlamaSession::Unshare() {
     copy(key_cache_, 1);
     copy(value_cache_, 1);
   }
-  shared_prefix_ = 0;
 }
 
 Status LlamaSession::Embed(const int* tokens, int count) {

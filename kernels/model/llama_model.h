@@ -133,6 +133,9 @@ class LlamaSession {
   // Copies the shared prompt's rows into every other sequence of the full layers and ends the
   // sharing (before a step writes inside them).
   void Unshare();
+  // Copies sequence 0's rows of positions [0, positions) to every other sequence, in the full
+  // layers or in the sliding ones.
+  void CopyFirstSequence(int positions, bool full_layers);
   // Whether layer l keeps every position (no ring).
   bool FullLayer(int l) const { return layer_slots_[static_cast<size_t>(l)] >= max_positions_; }
   void ProjectQkv(const Step& step, int layer);

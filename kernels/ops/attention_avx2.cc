@@ -21,9 +21,8 @@ namespace {
 
 #define EVALD_ATTEND_AVX2_TARGET __attribute__((target("avx2,fma,f16c")))
 
-// Positions per block (one register of scores) and query heads per pass.
+// Positions per block (one register of scores).
 constexpr int kBlock = 8;
-constexpr int kMaxGroup = 16;
 
 // r[j] = the sum of v[j]'s 8 lanes, for j < 8: pairwise horizontal adds, then the two 128-bit
 // halves.
@@ -38,7 +37,7 @@ EVALD_ATTEND_AVX2_TARGET inline __m256i FirstLanes(int n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-// head_dim = 8 L, `heads` <= kMaxGroup query heads over one KV head: as the AVX-512 kernel
+// head_dim = 8 L, `heads` <= kMaxAttendGroup query heads over one KV head: as the AVX-512 kernel
 // (attention_avx512.cc) with 8 lanes. Each block of 8 keys and 8 values is read from memory once
 // for the group; 8 scores at a time; the values weighted in two chains where the head is narrow
 // (one where its L registers already keep the multiply-adds busy).
@@ -49,7 +48,7 @@ EVALD_ATTEND_AVX2_TARGET void AttendGroupLanes(const AttentionHead& h, int heads
   constexpr int kDim = 8 * L;
   const int64_t span = last + 1;  // scores of head g at scores + g * span
   const __m256 scale = _mm256_set1_ps(h.scale);
-  float max[kMaxGroup];
+  float max[kMaxAttendGroup];
   for (int g = 0; g < heads; ++g) max[g] = -INFINITY;
   const float* rows[kBlock];
   for (int t = first; t <= last; t += kBlock) {
@@ -78,7 +77,7 @@ EVALD_ATTEND_AVX2_TARGET void AttendGroupLanes(const AttentionHead& h, int heads
     }
   }
   // Numerators e^(score - max), in place, and the inverse of their sum, per head.
-  float inverse[kMaxGroup];
+  float inverse[kMaxAttendGroup];
   for (int g = 0; g < heads; ++g) {
     float* sg = scores + g * span;
     for (int t = first; t <= last; ++t) sg[t] -= max[g];
@@ -130,11 +129,8 @@ EVALD_ATTEND_AVX2_TARGET void AttendGroupLanes(const AttentionHead& h, int heads
   }
 }
 
-using AttendWidthFn = void (*)(const AttentionHead&, int, const float*, const float*, const float*,
-                               int, int, float*, float*);
-
 template <size_t... I>
-constexpr std::array<AttendWidthFn, sizeof...(I)> AttendTable(std::index_sequence<I...>) {
+constexpr std::array<AttendGroupFn, sizeof...(I)> AttendTable(std::index_sequence<I...>) {
   return {&AttendGroupLanes<static_cast<int>(I) + 1>...};
 }
 
@@ -145,16 +141,7 @@ constexpr auto kAttendAvx2 = AttendTable(std::make_index_sequence<32>());
 
 void AttendAvx2(const AttentionHead& head, int heads, const float* q, const float* keys,
                 const float* values, int first, int last, float* scores, float* out) {
-  const int lanes = head.head_dim / 8;
-  if (head.head_dim % 8 != 0 || lanes < 1 || lanes > static_cast<int>(kAttendAvx2.size())) {
-    AttendScalar(head, heads, q, keys, values, first, last, scores, out);
-    return;
-  }
-  const int64_t span = last + 1;
-  for (int g = 0; g < heads; g += kMaxGroup)
-    kAttendAvx2[static_cast<size_t>(lanes - 1)](head, std::min(kMaxGroup, heads - g),
-                                                q + g * head.head_dim, keys, values, first, last,
-                                                scores + g * span, out + g * head.head_dim);
+  AttendByWidth(kAttendAvx2, 8, head, heads, q, keys, values, first, last, scores, out);
 }
 
 }  // namespace evald::kernels

@@ -79,15 +79,13 @@ EVALD_ATTEND_TARGET inline void PrefetchBlock(const float* base, Rows& rows, int
 // Positions at a time: the scores' and the values' blocks (16 rows of keys or values, 4 KiB at
 // head_dim 64, stay in L1 while every head of the group reads them).
 constexpr int kBlock = 16;
-// Query heads per pass (the per-head maxima and sums live in arrays of this size).
-constexpr int kMaxGroup = 16;
 
-// head_dim = 16 L, `heads` <= kMaxGroup query heads over one KV head (grouped-query attention).
-// Scores 16 positions at a time: each position's products in one register (L multiply-adds),
-// the 16 registers summed lane-wise at once; positions past `last` in the final block are zeros,
-// so every score goes through the same additions. Each block of keys is read from memory once
-// for all the heads of the group. The numerators by the vector exp, their sum in double lanes;
-// then per block of values, each head's weighted values in two interleaved chains of
+// head_dim = 16 L, `heads` <= kMaxAttendGroup query heads over one KV head (grouped-query
+// attention). Scores 16 positions at a time: each position's products in one register (L
+// multiply-adds), the 16 registers summed lane-wise at once; positions past `last` in the final
+// block are zeros, so every score goes through the same additions. Each block of keys is read from
+// memory once for all the heads of the group. The numerators by the vector exp, their sum in double
+// lanes; then per block of values, each head's weighted values in two interleaved chains of
 // multiply-adds, added to its output; the outputs divided by the sums once at the end. A head's
 // result does not depend on the others in its group.
 template <int L>
@@ -97,7 +95,7 @@ EVALD_ATTEND_TARGET void AttendGroupLanes(const AttentionHead& h, int heads, con
   constexpr int kDim = 16 * L;
   const int64_t span = last + 1;  // scores of head g at scores + g * span
   const __m512 scale = _mm512_set1_ps(h.scale);
-  __m512 vmax[kMaxGroup];
+  __m512 vmax[kMaxAttendGroup];
   for (int g = 0; g < heads; ++g) vmax[g] = _mm512_set1_ps(-INFINITY);
   const float* rows[kBlock];
   Rows key_rows(h, first), keys_ahead(h, first + kBlock);
@@ -131,7 +129,7 @@ EVALD_ATTEND_TARGET void AttendGroupLanes(const AttentionHead& h, int heads, con
     }
   }
   // Numerators e^(score - max), in place, and the inverse of their sum, per head.
-  float inverse[kMaxGroup];
+  float inverse[kMaxAttendGroup];
   for (int g = 0; g < heads; ++g) {
     float* sg = scores + g * span;
     const __m512 vm = _mm512_set1_ps(_mm512_reduce_max_ps(vmax[g]));
@@ -192,11 +190,8 @@ EVALD_ATTEND_TARGET void AttendGroupLanes(const AttentionHead& h, int heads, con
   }
 }
 
-using AttendWidthFn = void (*)(const AttentionHead&, int, const float*, const float*, const float*,
-                               int, int, float*, float*);
-
 template <size_t... I>
-constexpr std::array<AttendWidthFn, sizeof...(I)> AttendTable(std::index_sequence<I...>) {
+constexpr std::array<AttendGroupFn, sizeof...(I)> AttendTable(std::index_sequence<I...>) {
   return {&AttendGroupLanes<static_cast<int>(I) + 1>...};
 }
 
@@ -207,16 +202,7 @@ constexpr auto kAttendAvx512 = AttendTable(std::make_index_sequence<16>());
 
 void AttendAvx512(const AttentionHead& head, int heads, const float* q, const float* keys,
                   const float* values, int first, int last, float* scores, float* out) {
-  const int lanes = head.head_dim / 16;
-  if (head.head_dim % 16 != 0 || lanes < 1 || lanes > static_cast<int>(kAttendAvx512.size())) {
-    AttendScalar(head, heads, q, keys, values, first, last, scores, out);
-    return;
-  }
-  const int64_t span = last + 1;
-  for (int g = 0; g < heads; g += kMaxGroup)
-    kAttendAvx512[static_cast<size_t>(lanes - 1)](head, std::min(kMaxGroup, heads - g),
-                                                  q + g * head.head_dim, keys, values, first, last,
-                                                  scores + g * span, out + g * head.head_dim);
+  AttendByWidth(kAttendAvx512, 16, head, heads, q, keys, values, first, last, scores, out);
 }
 
 }  // namespace evald::kernels
