@@ -49,6 +49,13 @@ EVALD_AVX2_TARGET inline void PrefetchAhead(const uint8_t* block) {
     _mm_prefetch(reinterpret_cast<const char*>(block + kPrefetchAhead + line), _MM_HINT_T0);
 }
 
+// Makes v opaque to the compiler at this point, in a register. The sums' adds are exact in any
+// order, and GCC 12 uses that freedom to compute every vector's products of a block first and
+// add them up afterwards, which holds more values than the 16 registers and spills most of them
+// (103 stack accesses a block in the 5-vector Q4_0 kernel); pinned, each step's product is added
+// as it is made.
+EVALD_AVX2_TARGET inline void PinToRegister(__m256i& v) { __asm__("" : "+x"(v)); }
+
 EVALD_AVX2_TARGET inline __m256i Broadcast4(const int8_t* x) {
   int32_t v;
   std::memcpy(&v, x, 4);
@@ -185,6 +192,7 @@ EVALD_AVX2_TARGET void GroupKernel(const PackedMatrix& w, const PackedActivation
                                                       _mm256_sign_epi8(q, Broadcast4(xv)));
             s[v] = _mm256_add_epi32(s[v], _mm256_madd_epi16(prod, ones));
           }
+          PinToRegister(s[v]);
         }
       }
       const int64_t scales_at = (kQ4 ? 256 : 512) + 16 * h;
