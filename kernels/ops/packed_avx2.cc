@@ -54,7 +54,9 @@ EVALD_AVX2_TARGET inline void PrefetchAhead(const uint8_t* block) {
 // add them up afterwards, which holds more values than the 16 registers and spills most of them
 // (103 stack accesses a block in the 5-vector Q4_0 kernel); pinned, each step's product is added
 // as it is made.
-EVALD_AVX2_TARGET inline void PinToRegister(__m256i& v) { __asm__("" : "+x"(v)); }
+EVALD_AVX2_TARGET inline void PinToRegister(__m256i& v) {
+  __asm__("" : "+x"(v));
+}
 
 EVALD_AVX2_TARGET inline __m256i Broadcast4(const int8_t* x) {
   int32_t v;
