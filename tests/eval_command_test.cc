@@ -681,8 +681,8 @@ TEST_F(EvalCommand, DriftOfQuantizedFilesOnTheBenchmarksPrompts) {
 }
 
 // `evald bench decode` prints every figure it promises, with numbers that add up: the
-// aggregate of n samples and its time relative to one, and the share of the bandwidth limit
-// computed from the given bandwidth and the file's weight bytes.
+// aggregate of n samples and its time relative to one (the whole run, and a decode step), and
+// the share of the bandwidth limit computed from the given bandwidth and the file's weight bytes.
 TEST_F(EvalCommand, BenchDecodePrintsItsFigures) {
   std::string model = std::string(EVALD_SHARED_DIR) + "/models/stories260K-q8_0.gguf";
   auto r = RunEvald("bench decode --model " + model + " --tokens 16 --n 4 --bandwidth 10");
@@ -700,6 +700,13 @@ TEST_F(EvalCommand, BenchDecodePrintsItsFigures) {
       2);
   EXPECT_GT(decode, 0);
   EXPECT_NEAR(share, 100 * decode / limit, 0.2);
+  // The decode figures time the steps after the first token: one sample's, and n's against it.
+  EXPECT_NE(r.output.find("from the first token to the last"), std::string::npos) << r.output;
+  double step_ratio = 0;
+  const size_t s = r.output.find("; a decode step ");
+  ASSERT_NE(s, std::string::npos) << r.output;
+  ASSERT_EQ(std::sscanf(r.output.c_str() + s, "; a decode step %lfx one sample's", &step_ratio), 1);
+  EXPECT_GT(step_ratio, 0);
   auto missing = RunEvald("bench decode --model " + dir_ + "/missing.gguf --bandwidth 10");
   EXPECT_NE(missing.exit_code, 0);
 }

@@ -96,6 +96,34 @@ std::string BenchPrompt(const Tokenizer& tokenizer, int context, int tokens) {
   return prompt;
 }
 
+// Times one Generate call's decode steps from its progress callbacks: from the first token
+// (drawn from the prefill's logits) to the last token any sample gained, one forward step per
+// token after the first, as llama.cpp's reference (tests/reference/llama_cpp_reference.mjs)
+// times its own. The prefill stays out, whatever the prompt's length.
+class StepClock {
+ public:
+  // Installs the clock in `options` (replacing its callback); the clock must outlive the call.
+  void Attach(GenerateOptions& options) {
+    options.on_update = [this](int, const Completion& c, bool) {
+      const int tokens = static_cast<int>(c.tokens.size());
+      if (tokens > most_) {
+        most_ = tokens;
+        last_ = Clock::now();
+        if (tokens == 1) first_ = last_;
+      }
+      return true;
+    };
+  }
+  int steps() const { return most_ - 1; }
+  double SecondsPerStep() const {
+    return steps() > 0 ? std::chrono::duration<double>(last_ - first_).count() / steps() : 0;
+  }
+
+ private:
+  int most_ = 0;
+  Clock::time_point first_, last_;
+};
+
 // Prefill and decode speed of one sample and of n in lockstep, against the memory-bandwidth
 // limit (every weight read once per decoded token).
 int RunBenchDecode(const BenchFlags& b) {
@@ -108,8 +136,10 @@ int RunBenchDecode(const BenchFlags& b) {
   const std::string prompt = BenchPrompt(*loaded->tokenizer, b.context, b.tokens);
   uint64_t weight_bytes = 0;
   for (const auto& t : loaded->model->file().tensors()) weight_bytes += t.bytes;
-  // Prefill alone (max_tokens 0), then prefill + decode: the difference is decoding. A
-  // first untimed run pages the weights in, so that no timing includes the file's loading.
+  // Prefill alone (max_tokens 0) for the prefill figure, then prefill + decode, whose steps a
+  // StepClock times (subtracting the two runs drowned the steps in the prefill's noise at long
+  // prompts). A first untimed run pages the weights in, so that no timing includes the file's
+  // loading.
   GenerateOptions prefill_only;
   prefill_only.max_tokens = 0;
   prefill_only.threads = b.threads;
@@ -125,6 +155,8 @@ int RunBenchDecode(const BenchFlags& b) {
   const int prompt_tokens = (*r0)[0].prompt_tokens;
   GenerateOptions one = prefill_only;
   one.max_tokens = b.tokens;
+  StepClock one_steps;
+  one_steps.Attach(one);
   t0 = Clock::now();
   auto r1 = Generate(*loaded->model, *loaded->tokenizer, prompt, one);
   if (!r1.ok()) return Fail(r1.status());
@@ -133,15 +165,17 @@ int RunBenchDecode(const BenchFlags& b) {
   GenerateOptions many = one;
   many.n = b.n;
   many.sampling.temperature = 0.8f;
+  StepClock many_steps;
+  many_steps.Attach(many);
   t0 = Clock::now();
   auto rn = Generate(*loaded->model, *loaded->tokenizer, prompt, many);
   if (!rn.ok()) return Fail(rn.status());
   const double secsn = std::chrono::duration<double>(Clock::now() - t0).count();
   int decodedn = 0;
   for (const auto& c : *rn) decodedn += static_cast<int>(c.tokens.size());
-  // On tiny models the two timings are too close to subtract: fall back to the whole run.
-  const double decode_secs = secs1 - prefill_secs > 0.05 * secs1 ? secs1 - prefill_secs : secs1;
-  const double decode_tps = decoded1 / decode_secs;
+  // One token is no step: then the whole run stands for it.
+  const double decode_tps =
+      one_steps.steps() > 0 ? 1.0 / one_steps.SecondsPerStep() : decoded1 / secs1;
   const bool measured = b.bandwidth_gbs <= 0;
   const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
   const double bw = measured ? MeasureReadBandwidth(hardware) : b.bandwidth_gbs;
@@ -157,10 +191,16 @@ int RunBenchDecode(const BenchFlags& b) {
       "KV cache {}: {:.1f} MB for one sample, {:.1f} MB for n={} ({} positions)\n",
       KvCacheTypeName(*kv), KvCacheBytes(loaded->model->config(), *kv, positions, 1) / 1e6,
       KvCacheBytes(loaded->model->config(), *kv, positions, b.n) / 1e6, b.n, positions);
-  std::cout << fmt::format("decode: {:.1f} tok/s (1 sample, {} tokens)\n", decode_tps, decoded1);
   std::cout << fmt::format(
-      "n={}: {:.1f} tok/s aggregate (prefill included), {:.2f}x the time of one sample\n", b.n,
-      decodedn / secsn, secsn / secs1);
+      "decode: {:.1f} tok/s (1 sample, {} tokens; from the first token to the last)\n", decode_tps,
+      decoded1);
+  std::string per_step;
+  if (one_steps.steps() > 0 && many_steps.steps() > 0)
+    per_step = fmt::format("; a decode step {:.2f}x one sample's",
+                           many_steps.SecondsPerStep() / one_steps.SecondsPerStep());
+  std::cout << fmt::format(
+      "n={}: {:.1f} tok/s aggregate (prefill included), {:.2f}x the time of one sample{}\n", b.n,
+      decodedn / secsn, secsn / secs1, per_step);
   std::cout << fmt::format(
       "memory read bandwidth {:.1f} GB/s ({}) -> limit {:.1f} tok/s; "
       "decode reaches {:.1f}%\n",
