@@ -585,6 +585,69 @@ TEST(Attention, SimdPathEqualsTheScalarOracle) {
   }
 }
 
+// Attention over a Q8_0 cache: the AVX-512 kernel against the scalar oracle (AttendQ8_0 head by
+// head, the scalar block dot), over whole and partial windows, a ring, and a shared prompt read
+// from another sequence's rows; head sizes it takes (multiples of 32 up to 256) and ones it hands
+// back (48, 288); a group of five whose heads each equal what they are alone, bit for bit.
+TEST(Attention, Q8_0CacheSimdPathEqualsTheScalarOracle) {
+  if (!IsaSupported(Isa::kAvx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  std::mt19937 rng(11);
+  std::normal_distribution<float> dist(0, 1);
+  const int group = 5;
+  for (int head_dim : {64, 32, 128, 256, 96, 48, 288}) {
+    for (float softcap : {0.0f, 50.0f}) {
+      // Two sequences of `positions` rows each, two KV heads per row; the kernel reads the
+      // second KV head of sequence 1.
+      const int positions = 300, kv_heads = 2;
+      const int64_t kv_dim = static_cast<int64_t>(kv_heads) * head_dim, row_blocks = kv_dim / kQK;
+      std::vector<float> row(static_cast<size_t>(kv_dim));
+      std::vector<BlockQ8_0> keys(static_cast<size_t>(2 * positions * row_blocks)),
+          values(keys.size());
+      for (auto* cache : {&keys, &values})
+        for (int r = 0; r < 2 * positions; ++r) {
+          for (auto& v : row) v = dist(rng);
+          QuantizeRowQ8_0(row.data(), cache->data() + r * row_blocks, kv_dim);
+        }
+      std::vector<float> q(static_cast<size_t>(group * head_dim));
+      for (auto& v : q) v = dist(rng) * 2;
+      const int64_t seq1 = positions * row_blocks + head_dim / kQK;  // blocks
+      // (first, last, ring, prefix): windows as in the float test, and a prompt of 40 positions
+      // shared from sequence 0.
+      for (auto [first, last, ring, prefix] :
+           {std::tuple{0, 299, 0, 0}, std::tuple{37, 299, 0, 0}, std::tuple{295, 299, 0, 0},
+            std::tuple{100, 116, 0, 0}, std::tuple{7, 7, 0, 0}, std::tuple{250, 299, 64, 0},
+            std::tuple{0, 120, 0, 40}}) {
+        AttentionHead head{head_dim, kv_dim, 1.0f / std::sqrt(static_cast<float>(head_dim)),
+                           softcap};
+        head.ring = ring;
+        head.prefix = prefix;
+        head.prefix_offset = prefix > 0 ? -static_cast<int64_t>(positions) * kv_dim : 0;
+        const std::string what = "head_dim " + std::to_string(head_dim) + " softcap " +
+                                 std::to_string(softcap) + " window " + std::to_string(first) +
+                                 ".." + std::to_string(last) + " ring " + std::to_string(ring) +
+                                 " prefix " + std::to_string(prefix);
+        const size_t span = static_cast<size_t>(last + 1);
+        std::vector<float> scores(group * span), want(q.size()), got(q.size()), alone(head_dim);
+        AttendQ8_0Heads<&DotQ8_0Scalar>(head, group, q.data(), keys.data() + seq1,
+                                        values.data() + seq1, row_blocks, first, last,
+                                        scores.data(), want.data());
+        AttendQ8_0Avx512(head, group, q.data(), keys.data() + seq1, values.data() + seq1,
+                         row_blocks, first, last, scores.data(), got.data());
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << what << " at " << i;
+        for (int g = 0; g < group; ++g) {
+          AttendQ8_0Avx512(head, 1, q.data() + g * head_dim, keys.data() + seq1,
+                           values.data() + seq1, row_blocks, first, last, scores.data(),
+                           alone.data());
+          ASSERT_EQ(std::memcmp(alone.data(), got.data() + g * head_dim, sizeof(float) * head_dim),
+                    0)
+              << what << ": head " << g << " differs alone and in its group";
+        }
+      }
+    }
+  }
+}
+
 TEST(Gguf, ReadsTheSharedModelsAndRejectsDamagedCopies) {
   if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
   auto f = GgufFile::Open(Models() + "/stories260K-q8_0.gguf");

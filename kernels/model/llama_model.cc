@@ -456,10 +456,9 @@ void LlamaSession::Attention(const Step& step, int l) {
       const float* q = &q_[s * q_dim + kv * group * hd];
       float* out = &attn_out_[s * q_dim + kv * group * hd];
       if (kv_type_ == KvCacheType::kQ8_0) {
-        for (int g = 0; g < group; ++g)
-          AttendQ8_0(head, q + g * hd, key_blocks_.data() + cache / kQK,
-                     value_blocks_.data() + cache / kQK, kv_dim / kQK, first, p, scores.data(),
-                     out + g * hd, matvec_.kernels().dot_q8_0);
+        matvec_.kernels().attend_q8_0(head, group, q, key_blocks_.data() + cache / kQK,
+                                      value_blocks_.data() + cache / kQK, kv_dim / kQK, first, p,
+                                      scores.data(), out);
       } else {
         matvec_.kernels().attend(head, group, q, key_cache_.data() + cache,
                                  value_cache_.data() + cache, first, p, scores.data(), out);

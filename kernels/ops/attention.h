@@ -53,4 +53,22 @@ void AttendQ8_0(const AttentionHead& head, const float* q, const BlockQ8_0* keys
                 const BlockQ8_0* values, int64_t block_stride, int first, int last, float* scores,
                 float* out, BlockDotQ8_0Fn dot);
 
+// `heads` query heads over one KV head of a Q8_0 cache (the grouped form of AttendQ8_0, with
+// AttendScalar's layout of q, scores and out): AttendQ8_0 head by head with the block dot kDot.
+template <BlockDotQ8_0Fn kDot>
+void AttendQ8_0Heads(const AttentionHead& head, int heads, const float* q, const BlockQ8_0* keys,
+                     const BlockQ8_0* values, int64_t block_stride, int first, int last,
+                     float* scores, float* out) {
+  for (int g = 0; g < heads; ++g)
+    AttendQ8_0(head, q + g * head.head_dim, keys, values, block_stride, first, last,
+               scores + static_cast<int64_t>(g) * (last + 1), out + g * head.head_dim, kDot);
+}
+// The same with AVX-512 (attention_avx512.cc): 16 positions at a time, each key block's integer
+// dot by vpmaddwd, the values dequantized once per block of positions for all the heads. Equal
+// to AttendQ8_0 up to summation order and 2 ulp in exp; head sizes that are not a multiple of 32
+// up to 256 go head by head through AttendQ8_0.
+void AttendQ8_0Avx512(const AttentionHead& head, int heads, const float* q, const BlockQ8_0* keys,
+                      const BlockQ8_0* values, int64_t block_stride, int first, int last,
+                      float* scores, float* out);
+
 }  // namespace evald::kernels

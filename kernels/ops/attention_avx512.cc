@@ -1,5 +1,5 @@
-// Attention over a float KV cache with AVX-512: 16 lanes, the query and the output in
-// registers for the whole window, 16 scores at a time, a vector exp for the softmax numerators.
+// Attention over a float KV cache, and over a Q8_0 one, with AVX-512: 16 lanes, 16 scores at a
+// time, a vector exp for the softmax numerators, the values weighed for several heads at once.
 // Equal to the scalar oracle up to summation order, 2 ulp in exp and the one division by the
 // sum at the end (the oracle divides each numerator).
 #include "kernels/ops/attention.h"
@@ -15,35 +15,49 @@
 
 #include "kernels/ops/activations.h"
 #include "kernels/ops/attention_math.h"
+#include "kernels/ops/dot.h"
+#include "kernels/quant/blocks.h"
+#include "kernels/quant/fp16.h"
 
 namespace evald::kernels {
 
 namespace {
 
-#define EVALD_ATTEND_TARGET __attribute__((target("avx512f,avx512dq")))
+#define EVALD_ATTEND_TARGET __attribute__((target("avx512f,avx512dq,avx512bw,f16c")))
 
 // r[j] = the sum of v[j]'s 16 lanes, for j < 16: pairs of vectors, then pairs of pairs, then
 // the four 128-bit quarters; 15 additions and 30 shuffles for 16 sums (one reduction each would
-// take 4 additions and 4 shuffles in a chain).
-EVALD_ATTEND_TARGET inline __m512 TransposedSums(const __m512 (&v)[16]) {
+// take 4 additions and 4 shuffles in a chain). Add adds two vectors lane by lane: float lanes, or
+// 32-bit integer lanes carried in the same registers (the shuffles only move bits).
+template <typename Add>
+EVALD_ATTEND_TARGET inline __m512 TransposedSumsBy(const __m512 (&v)[16], Add add) {
   __m512 w[8], x[4];
 #pragma GCC unroll 8
   for (int j = 0; j < 8; ++j)  // quarter k: v2j, v2j+1 elements {0,2} + {1,3} interleaved
-    w[j] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * j], v[2 * j + 1]),
-                         _mm512_unpackhi_ps(v[2 * j], v[2 * j + 1]));
+    w[j] =
+        add(_mm512_unpacklo_ps(v[2 * j], v[2 * j + 1]), _mm512_unpackhi_ps(v[2 * j], v[2 * j + 1]));
 #pragma GCC unroll 4
   for (int i = 0; i < 4; ++i) {  // quarter k: the 4-element sums of v4i..v4i+3
     const __m512d a = _mm512_castps_pd(w[2 * i]), b = _mm512_castps_pd(w[2 * i + 1]);
-    x[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)),
-                         _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+    x[i] =
+        add(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
   }
   // Quarters 0 + 1 and 2 + 3 of x0 and x1 (x2 and x3), then the two halves of each.
   const __m512 z01 =
-      _mm512_add_ps(_mm512_shuffle_f32x4(x[0], x[1], 0x88), _mm512_shuffle_f32x4(x[0], x[1], 0xDD));
+      add(_mm512_shuffle_f32x4(x[0], x[1], 0x88), _mm512_shuffle_f32x4(x[0], x[1], 0xDD));
   const __m512 z23 =
-      _mm512_add_ps(_mm512_shuffle_f32x4(x[2], x[3], 0x88), _mm512_shuffle_f32x4(x[2], x[3], 0xDD));
-  return _mm512_add_ps(_mm512_shuffle_f32x4(z01, z23, 0x88), _mm512_shuffle_f32x4(z01, z23, 0xDD));
+      add(_mm512_shuffle_f32x4(x[2], x[3], 0x88), _mm512_shuffle_f32x4(x[2], x[3], 0xDD));
+  return add(_mm512_shuffle_f32x4(z01, z23, 0x88), _mm512_shuffle_f32x4(z01, z23, 0xDD));
 }
+
+struct AddFloats {
+  EVALD_ATTEND_TARGET __m512 operator()(__m512 a, __m512 b) const { return _mm512_add_ps(a, b); }
+};
+struct AddInt32s {
+  EVALD_ATTEND_TARGET __m512 operator()(__m512 a, __m512 b) const {
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+  }
+};
 
 // Where the keys (values) of positions t, t + 1, ... start (AttentionHead::At, a sliding
 // layer's ring wrapping without a division).
@@ -66,13 +80,15 @@ class Rows {
 // Asks for the rows of positions [t, t + 16) (as far as `last`) ahead of their block: the
 // first head of a group reads each row from memory, 1 KiB or more apart (the KV heads of a
 // position side by side), which the hardware prefetchers follow only slowly.
-template <int L>
-EVALD_ATTEND_TARGET inline void PrefetchBlock(const float* base, Rows& rows, int t, int last) {
+// kLines cache lines from each row; a row at base + offset / kPer (Rows counts floats: kPer is
+// 32 for a cache of Q8_0 blocks).
+template <int kLines, int kPer = 1, typename T>
+EVALD_ATTEND_TARGET inline void PrefetchBlock(const T* base, Rows& rows, int t, int last) {
   const int n = std::min(16, last + 1 - t);
   for (int j = 0; j < n; ++j) {
-    const char* row = reinterpret_cast<const char*>(base + rows.Next());
+    const char* row = reinterpret_cast<const char*>(base + rows.Next() / kPer);
 #pragma GCC unroll 16
-    for (int line = 0; line < L; ++line) _mm_prefetch(row + 64 * line, _MM_HINT_T0);
+    for (int line = 0; line < kLines; ++line) _mm_prefetch(row + 64 * line, _MM_HINT_T0);
   }
 }
 
@@ -136,56 +152,27 @@ constexpr std::array<ValuePassFn, sizeof...(I)> ValuePassTable(std::index_sequen
   return {&AddWeightedValues<L, static_cast<int>(I) + 1>...};
 }
 
-// head_dim = 16 L, `heads` <= kMaxAttendGroup query heads over one KV head (grouped-query
-// attention). Scores 16 positions at a time: each position's products in one register (L
-// multiply-adds), the 16 registers summed lane-wise at once; positions past `last` in the final
-// block are zeros, so every score goes through the same additions. Each block of keys is read from
-// memory once for all the heads of the group. The numerators by the vector exp, their sum in double
-// lanes; then per block of values, the weighted values of several heads at once
-// (AddWeightedValues), added to their outputs; the outputs divided by the sums once at the end. A
-// head's result does not depend on the others in its group.
-template <int L>
-EVALD_ATTEND_TARGET void AttendGroupLanes(const AttentionHead& h, int heads, const float* q,
-                                          const float* keys, const float* values, int first,
-                                          int last, float* scores, float* out) {
-  constexpr int kDim = 16 * L;
-  const int64_t span = last + 1;  // scores of head g at scores + g * span
-  const __m512 scale = _mm512_set1_ps(h.scale);
-  __m512 vmax[kMaxAttendGroup];
-  for (int g = 0; g < heads; ++g) vmax[g] = _mm512_set1_ps(-INFINITY);
-  const float* rows[kBlock];
-  Rows key_rows(h, first), keys_ahead(h, first + kBlock);
-  for (int t = first; t <= last; t += kBlock) {
-    const int n = std::min(kBlock, last + 1 - t);
-    for (int j = 0; j < n; ++j) rows[j] = keys + key_rows.Next();
-    PrefetchBlock<L>(keys, keys_ahead, t + kBlock, last);
-    const __mmask16 valid = static_cast<__mmask16>((1u << n) - 1);
-    for (int g = 0; g < heads; ++g) {
-      __m512 qv[L];
-#pragma GCC unroll 16
-      for (int l = 0; l < L; ++l) qv[l] = _mm512_loadu_ps(q + g * kDim + 16 * l);
-      __m512 products[kBlock];
-#pragma GCC unroll 16
-      for (int j = 0; j < kBlock; ++j) {
-        products[j] = _mm512_setzero_ps();
-        if (j >= n) continue;
-#pragma GCC unroll 16
-        for (int l = 0; l < L; ++l)
-          products[j] = _mm512_fmadd_ps(qv[l], _mm512_loadu_ps(rows[j] + 16 * l), products[j]);
-      }
-      __m512 s = _mm512_mul_ps(TransposedSums(products), scale);
-      if (h.softcap > 0) {
-        alignas(64) float capped[kBlock];
-        _mm512_store_ps(capped, s);
-        for (int j = 0; j < n; ++j) capped[j] = Cap(capped[j], h.softcap);
-        s = _mm512_load_ps(capped);
-      }
-      _mm512_mask_storeu_ps(scores + g * span + t, valid, s);
-      vmax[g] = _mm512_mask_max_ps(vmax[g], valid, vmax[g], s);
-    }
+// Head g's raw scores of a block's n positions (lanes 0..n-1 of raw), scaled and soft-capped,
+// stored at `at` and folded into the head's running maximum.
+EVALD_ATTEND_TARGET inline void StoreScores(const AttentionHead& h, __m512 raw, int n, float* at,
+                                            __m512& vmax) {
+  __m512 s = _mm512_mul_ps(raw, _mm512_set1_ps(h.scale));
+  if (h.softcap > 0) {
+    alignas(64) float capped[kBlock];
+    _mm512_store_ps(capped, s);
+    for (int j = 0; j < n; ++j) capped[j] = Cap(capped[j], h.softcap);
+    s = _mm512_load_ps(capped);
   }
-  // Numerators e^(score - max), in place, and the inverse of their sum, per head.
-  float inverse[kMaxAttendGroup];
+  const __mmask16 valid = static_cast<__mmask16>((1u << n) - 1);
+  _mm512_mask_storeu_ps(at, valid, s);
+  vmax = _mm512_mask_max_ps(vmax, valid, vmax, s);
+}
+
+// Each head's scores [first, last] become the softmax numerators e^(score - max), in place, by
+// the vector exp; inverse[g] = 1 / their sum, summed in double lanes.
+EVALD_ATTEND_TARGET inline void SoftmaxNumeratorsOfHeads(float* scores, int64_t span, int heads,
+                                                         int first, int last, const __m512* vmax,
+                                                         float* inverse) {
   for (int g = 0; g < heads; ++g) {
     float* sg = scores + g * span;
     const __m512 vm = _mm512_set1_ps(_mm512_reduce_max_ps(vmax[g]));
@@ -203,26 +190,82 @@ EVALD_ATTEND_TARGET void AttendGroupLanes(const AttentionHead& h, int heads, con
     }
     inverse[g] = static_cast<float>(1.0 / _mm512_reduce_add_pd(sum8));
   }
-  for (int i = 0; i < heads * kDim; ++i) out[i] = 0.0f;
-  Rows value_rows(h, first), values_ahead(h, first + kBlock);
+}
+
+// out (head g's at out + g * 16 L) += the weighted values of a block's n rows, heads in passes of
+// HeadsPerValuePass(L); e: the block's numerators of head 0, head g's span floats further on.
+template <int L>
+EVALD_ATTEND_TARGET inline void AddValueBlock(const float* const* rows, int n, const float* e,
+                                              int64_t span, int heads, float* out) {
   constexpr int kHeads = HeadsPerValuePass(L);
   constexpr auto kValuePasses = ValuePassTable<L>(std::make_index_sequence<kHeads>());
-  for (int t = first; t <= last; t += kBlock) {
-    const int n = std::min(kBlock, last + 1 - t);
-    for (int j = 0; j < n; ++j) rows[j] = values + value_rows.Next();
-    PrefetchBlock<L>(values, values_ahead, t + kBlock, last);
-    for (int g = 0; g < heads; g += kHeads) {
-      const int pass = std::min(kHeads, heads - g);
-      kValuePasses[pass - 1](rows, n, scores + g * span + t, span, out + g * kDim);
-    }
+  for (int g = 0; g < heads; g += kHeads) {
+    const int pass = std::min(kHeads, heads - g);
+    kValuePasses[pass - 1](rows, n, e + g * span, span, out + g * 16 * L);
   }
+}
+
+// Each head's output divided by its numerators' sum (times inverse[g]).
+template <int L>
+EVALD_ATTEND_TARGET inline void DivideBySums(int heads, const float* inverse, float* out) {
   for (int g = 0; g < heads; ++g) {
     const __m512 inv = _mm512_set1_ps(inverse[g]);
-    float* o = out + g * kDim;
+    float* o = out + g * 16 * L;
 #pragma GCC unroll 16
     for (int l = 0; l < L; ++l)
       _mm512_storeu_ps(o + 16 * l, _mm512_mul_ps(_mm512_loadu_ps(o + 16 * l), inv));
   }
+}
+
+// head_dim = 16 L, `heads` <= kMaxAttendGroup query heads over one KV head (grouped-query
+// attention). Scores 16 positions at a time: each position's products in one register (L
+// multiply-adds), the 16 registers summed lane-wise at once; positions past `last` in the final
+// block are zeros, so every score goes through the same additions. Each block of keys is read from
+// memory once for all the heads of the group. The numerators by the vector exp, their sum in double
+// lanes; then per block of values, the weighted values of several heads at once
+// (AddWeightedValues), added to their outputs; the outputs divided by the sums once at the end. A
+// head's result does not depend on the others in its group.
+template <int L>
+EVALD_ATTEND_TARGET void AttendGroupLanes(const AttentionHead& h, int heads, const float* q,
+                                          const float* keys, const float* values, int first,
+                                          int last, float* scores, float* out) {
+  constexpr int kDim = 16 * L;
+  const int64_t span = last + 1;  // scores of head g at scores + g * span
+  __m512 vmax[kMaxAttendGroup];
+  for (int g = 0; g < heads; ++g) vmax[g] = _mm512_set1_ps(-INFINITY);
+  const float* rows[kBlock];
+  Rows key_rows(h, first), keys_ahead(h, first + kBlock);
+  for (int t = first; t <= last; t += kBlock) {
+    const int n = std::min(kBlock, last + 1 - t);
+    for (int j = 0; j < n; ++j) rows[j] = keys + key_rows.Next();
+    PrefetchBlock<L>(keys, keys_ahead, t + kBlock, last);
+    for (int g = 0; g < heads; ++g) {
+      __m512 qv[L];
+#pragma GCC unroll 16
+      for (int l = 0; l < L; ++l) qv[l] = _mm512_loadu_ps(q + g * kDim + 16 * l);
+      __m512 products[kBlock];
+#pragma GCC unroll 16
+      for (int j = 0; j < kBlock; ++j) {
+        products[j] = _mm512_setzero_ps();
+        if (j >= n) continue;
+#pragma GCC unroll 16
+        for (int l = 0; l < L; ++l)
+          products[j] = _mm512_fmadd_ps(qv[l], _mm512_loadu_ps(rows[j] + 16 * l), products[j]);
+      }
+      StoreScores(h, TransposedSumsBy(products, AddFloats()), n, scores + g * span + t, vmax[g]);
+    }
+  }
+  float inverse[kMaxAttendGroup];
+  SoftmaxNumeratorsOfHeads(scores, span, heads, first, last, vmax, inverse);
+  for (int i = 0; i < heads * kDim; ++i) out[i] = 0.0f;
+  Rows value_rows(h, first), values_ahead(h, first + kBlock);
+  for (int t = first; t <= last; t += kBlock) {
+    const int n = std::min(kBlock, last + 1 - t);
+    for (int j = 0; j < n; ++j) rows[j] = values + value_rows.Next();
+    PrefetchBlock<L>(values, values_ahead, t + kBlock, last);
+    AddValueBlock<L>(rows, n, scores + t, span, heads, out);
+  }
+  DivideBySums<L>(heads, inverse, out);
 }
 
 template <size_t... I>
@@ -233,11 +276,131 @@ constexpr std::array<AttendGroupFn, sizeof...(I)> AttendTable(std::index_sequenc
 // Head sizes up to 256 (Gemma's), in steps of 16.
 constexpr auto kAttendAvx512 = AttendTable(std::make_index_sequence<16>());
 
+// Cache lines a position's B Q8_0 blocks (34 bytes each, from any offset) can touch.
+constexpr int Q8_0RowLines(int blocks) {
+  return (blocks * static_cast<int>(sizeof(BlockQ8_0)) + 126) / 64;
+}
+
+// head_dim = 32 B over a Q8_0 cache, as AttendQ8_0 computes it: each query head quantized to
+// Q8_0; per block of 16 positions and per 32-element block of the head, each position's key block
+// sign-extended to 16 bits and multiplied into 16 pair sums (vpmaddwd) against the query's, the
+// 16 positions' sums reduced at once (integers, exact), scaled by the key blocks' and the query
+// block's scales and added up over the head's blocks. The values of a block of positions are
+// dequantized once into float rows that every head then weighs as over a float cache. A head's
+// result does not depend on the others in its group.
+template <int B>
+EVALD_ATTEND_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads, const float* q,
+                                          const BlockQ8_0* keys, const BlockQ8_0* values, int first,
+                                          int last, float* scores, float* out) {
+  constexpr int L = 2 * B, kDim = 32 * B;
+  const int64_t span = last + 1;
+  __m512i q16[kMaxAttendGroup][B];  // the query's values, 16 bits each
+  float dq[kMaxAttendGroup][B];     // and its block scales
+  for (int g = 0; g < heads; ++g) {
+    BlockQ8_0 qb[B];
+    QuantizeRowQ8_0(q + g * kDim, qb, kDim);
+    for (int b = 0; b < B; ++b) {
+      q16[g][b] =
+          _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb[b].qs)));
+      dq[g][b] = Fp16ToFp32(qb[b].d);
+    }
+  }
+  __m512 vmax[kMaxAttendGroup];
+  for (int g = 0; g < heads; ++g) vmax[g] = _mm512_set1_ps(-INFINITY);
+  const BlockQ8_0* rows[kBlock];
+  Rows key_rows(h, first), keys_ahead(h, first + kBlock);
+  for (int t = first; t <= last; t += kBlock) {
+    const int n = std::min(kBlock, last + 1 - t);
+    for (int j = 0; j < n; ++j) rows[j] = keys + key_rows.Next() / kQK;
+    PrefetchBlock<Q8_0RowLines(B), kQK>(keys, keys_ahead, t + kBlock, last);
+    __m512 dk[B];  // block b's key scales, position j in lane j
+    for (int b = 0; b < B; ++b) {
+      alignas(32) uint16_t d[kBlock] = {};
+      for (int j = 0; j < n; ++j) d[j] = rows[j][b].d;
+      dk[b] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d)));
+    }
+    for (int g = 0; g < heads; ++g) {
+      __m512 s = _mm512_setzero_ps();
+      for (int b = 0; b < B; ++b) {
+        __m512 pairs[kBlock];  // 32-bit integer lanes
+#pragma GCC unroll 16
+        for (int j = 0; j < kBlock; ++j) {
+          pairs[j] = _mm512_setzero_ps();
+          if (j >= n) continue;
+          const __m512i k16 = _mm512_cvtepi8_epi16(
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[j][b].qs)));
+          pairs[j] = _mm512_castsi512_ps(_mm512_madd_epi16(k16, q16[g][b]));
+        }
+        const __m512 dot =
+            _mm512_cvtepi32_ps(_mm512_castps_si512(TransposedSumsBy(pairs, AddInt32s())));
+        s = _mm512_fmadd_ps(dot, _mm512_mul_ps(dk[b], _mm512_set1_ps(dq[g][b])), s);
+      }
+      StoreScores(h, s, n, scores + g * span + t, vmax[g]);
+    }
+  }
+  float inverse[kMaxAttendGroup];
+  SoftmaxNumeratorsOfHeads(scores, span, heads, first, last, vmax, inverse);
+  for (int i = 0; i < heads * kDim; ++i) out[i] = 0.0f;
+  alignas(64) float dequantized[kBlock][kDim];
+  const float* value_rows_f[kBlock];
+  Rows value_rows(h, first), values_ahead(h, first + kBlock);
+  for (int t = first; t <= last; t += kBlock) {
+    const int n = std::min(kBlock, last + 1 - t);
+    for (int j = 0; j < n; ++j) {
+      const BlockQ8_0* v = values + value_rows.Next() / kQK;
+      for (int b = 0; b < B; ++b) {
+        const __m512 d = _mm512_set1_ps(Fp16ToFp32(v[b].d));
+#pragma GCC unroll 2
+        for (int half = 0; half < 2; ++half) {
+          const __m512i x = _mm512_cvtepi8_epi32(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(v[b].qs + 16 * half)));
+          _mm512_store_ps(&dequantized[j][32 * b + 16 * half],
+                          _mm512_mul_ps(_mm512_cvtepi32_ps(x), d));
+        }
+      }
+      value_rows_f[j] = dequantized[j];
+    }
+    PrefetchBlock<Q8_0RowLines(B), kQK>(values, values_ahead, t + kBlock, last);
+    AddValueBlock<L>(value_rows_f, n, scores + t, span, heads, out);
+  }
+  DivideBySums<L>(heads, inverse, out);
+}
+
+using AttendQ8_0GroupFn = void (*)(const AttentionHead&, int, const float*, const BlockQ8_0*,
+                                   const BlockQ8_0*, int, int, float*, float*);
+
+template <size_t... I>
+constexpr std::array<AttendQ8_0GroupFn, sizeof...(I)> AttendQ8_0Table(std::index_sequence<I...>) {
+  return {&AttendQ8_0Blocks<static_cast<int>(I) + 1>...};
+}
+
+// Head sizes up to 256, in steps of 32.
+constexpr auto kAttendQ8_0Avx512 = AttendQ8_0Table(std::make_index_sequence<8>());
+
 }  // namespace
 
 void AttendAvx512(const AttentionHead& head, int heads, const float* q, const float* keys,
                   const float* values, int first, int last, float* scores, float* out) {
   AttendByWidth(kAttendAvx512, 16, head, heads, q, keys, values, first, last, scores, out);
+}
+
+void AttendQ8_0Avx512(const AttentionHead& head, int heads, const float* q, const BlockQ8_0* keys,
+                      const BlockQ8_0* values, int64_t block_stride, int first, int last,
+                      float* scores, float* out) {
+  const int blocks = head.head_dim / kQK;
+  // Rows (and AttentionHead) count floats: position t's blocks are At(t) / 32 blocks in.
+  if (head.head_dim % kQK != 0 || blocks < 1 ||
+      blocks > static_cast<int>(kAttendQ8_0Avx512.size()) || head.stride != block_stride * kQK ||
+      head.prefix_offset % kQK != 0) {
+    AttendQ8_0Heads<&DotQ8_0Avx512Vnni>(head, heads, q, keys, values, block_stride, first, last,
+                                        scores, out);
+    return;
+  }
+  const int64_t span = last + 1;
+  for (int g = 0; g < heads; g += kMaxAttendGroup)
+    kAttendQ8_0Avx512[static_cast<size_t>(blocks - 1)](
+        head, std::min(kMaxAttendGroup, heads - g), q + g * head.head_dim, keys, values, first,
+        last, scores + g * span, out + g * head.head_dim);
 }
 
 }  // namespace evald::kernels

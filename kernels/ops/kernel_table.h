@@ -28,6 +28,9 @@ using RowDotQ8MultiFn = void (*)(const uint8_t* row, const BlockQ8_0* const* xs,
                                  const float* const* x_scales, int nv, int64_t n, float* out);
 using AttendFn = void (*)(const AttentionHead& head, int heads, const float* q, const float* keys,
                           const float* values, int first, int last, float* scores, float* out);
+using AttendQ8_0Fn = void (*)(const AttentionHead& head, int heads, const float* q,
+                              const BlockQ8_0* keys, const BlockQ8_0* values, int64_t block_stride,
+                              int first, int last, float* scores, float* out);
 using GatedSiluFn = void (*)(float* gate, const float* up, int64_t n);
 using PackedMatVecFn = void (*)(const PackedMatrix& w, const PackedActivations& a, int64_t g_begin,
                                 int64_t g_end, float* y);
@@ -54,6 +57,7 @@ struct KernelTable {
   std::array<TypeKernels, 32> types{};  // by GgmlType's value
   BlockDotQ8_0Fn dot_q8_0 = nullptr;    // scores against a Q8_0 KV cache
   AttendFn attend = nullptr;            // over a float KV cache
+  AttendQ8_0Fn attend_q8_0 = nullptr;   // over a Q8_0 KV cache
   GatedSiluFn gated_silu = nullptr;
   SoftmaxWeightsFn softmax_weights = nullptr;  // the sampler's
   // The layout the packed kernels of this ISA read (kScalar: none) and their mat-vec.
