@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/aligned_vector.h"
 #include "base/status.h"
 #include "kernels/gguf/gguf_file.h"
 #include "kernels/model/llama_config.h"
@@ -147,10 +148,11 @@ class LlamaSession {
   int max_positions_;
   int batch_;
   MatVec matvec_;  // its pool (optional) also splits attention
-  std::vector<float> x_, xb_, q_, k_, v_, attn_out_, h1_, h3_, logits_;
-  std::vector<float> rope_angles_;  // cos, sin per rotated pair at the current position
+  std::vector<float> x_, xb_, k_, v_, h1_, h3_, logits_;
+  AlignedVector<float> q_, attn_out_;  // read and written by the attention kernels, 16 at a time
+  std::vector<float> rope_angles_;     // cos, sin per rotated pair at the current position
   KvCacheType kv_type_;
-  std::vector<float> key_cache_, value_cache_;        // F32: [layer][sequence][pos][kv_dim]
+  AlignedVector<float> key_cache_, value_cache_;      // F32: [layer][sequence][pos][kv_dim]
   std::vector<BlockQ8_0> key_blocks_, value_blocks_;  // Q8_0: [layer][sequence][pos][kv_dim/32]
   // Where each layer's cache starts, in values (its kv_dim may differ from the others'), and
   // how many positions it holds (CachedPositions: sliding layers keep a ring of their window).
