@@ -28,6 +28,7 @@
 #include "kernels/ops/attention.h"
 #include "kernels/ops/dot.h"
 #include "kernels/ops/isa.h"
+#include "kernels/ops/kernel_table.h"
 #include "kernels/ops/matvec.h"
 #include "kernels/ops/packed_activations.h"
 #include "kernels/ops/packed_matrix.h"
@@ -585,12 +586,15 @@ TEST(Attention, SimdPathEqualsTheScalarOracle) {
   }
 }
 
-// Attention over a Q8_0 cache: the AVX-512 kernel against the scalar oracle (AttendQ8_0 head by
-// head, the scalar block dot), over whole and partial windows, a ring, and a shared prompt read
-// from another sequence's rows; head sizes it takes (multiples of 32 up to 256) and ones it hands
-// back (48, 288); a group of five whose heads each equal what they are alone, bit for bit.
+// Attention over a Q8_0 cache: the AVX2 and AVX-512 kernels against the scalar oracle (AttendQ8_0
+// head by head, the scalar block dot), over whole and partial windows, a ring, and a shared prompt
+// read from another sequence's rows; head sizes it takes (multiples of 32 up to 256) and ones it
+// hands back (48, 288); a group of five whose heads each equal what they are alone, bit for bit.
 TEST(Attention, Q8_0CacheSimdPathEqualsTheScalarOracle) {
-  if (!IsaSupported(Isa::kAvx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  std::vector<std::pair<const char*, AttendQ8_0Fn>> paths;
+  if (IsaSupported(Isa::kAvx2)) paths.emplace_back("avx2", &AttendQ8_0Avx2);
+  if (IsaSupported(Isa::kAvx512Vnni)) paths.emplace_back("avx512", &AttendQ8_0Avx512);
+  if (paths.empty()) GTEST_SKIP() << "no AVX2 on this CPU";
   std::mt19937 rng(11);
   std::normal_distribution<float> dist(0, 1);
   const int group = 5;
@@ -631,17 +635,19 @@ TEST(Attention, Q8_0CacheSimdPathEqualsTheScalarOracle) {
         AttendQ8_0Heads<&DotQ8_0Scalar>(head, group, q.data(), keys.data() + seq1,
                                         values.data() + seq1, row_blocks, first, last,
                                         scores.data(), want.data());
-        AttendQ8_0Avx512(head, group, q.data(), keys.data() + seq1, values.data() + seq1,
-                         row_blocks, first, last, scores.data(), got.data());
-        for (size_t i = 0; i < got.size(); ++i)
-          ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << what << " at " << i;
-        for (int g = 0; g < group; ++g) {
-          AttendQ8_0Avx512(head, 1, q.data() + g * head_dim, keys.data() + seq1,
-                           values.data() + seq1, row_blocks, first, last, scores.data(),
-                           alone.data());
-          ASSERT_EQ(std::memcmp(alone.data(), got.data() + g * head_dim, sizeof(float) * head_dim),
-                    0)
-              << what << ": head " << g << " differs alone and in its group";
+        for (const auto& [name, attend] : paths) {
+          attend(head, group, q.data(), keys.data() + seq1, values.data() + seq1, row_blocks, first,
+                 last, scores.data(), got.data());
+          for (size_t i = 0; i < got.size(); ++i)
+            ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i]))
+                << name << " " << what << " at " << i;
+          for (int g = 0; g < group; ++g) {
+            attend(head, 1, q.data() + g * head_dim, keys.data() + seq1, values.data() + seq1,
+                   row_blocks, first, last, scores.data(), alone.data());
+            ASSERT_EQ(
+                std::memcmp(alone.data(), got.data() + g * head_dim, sizeof(float) * head_dim), 0)
+                << name << " " << what << ": head " << g << " differs alone and in its group";
+          }
         }
       }
     }

@@ -70,5 +70,9 @@ void AttendQ8_0Heads(const AttentionHead& head, int heads, const float* q, const
 void AttendQ8_0Avx512(const AttentionHead& head, int heads, const float* q, const BlockQ8_0* keys,
                       const BlockQ8_0* values, int64_t block_stride, int first, int last,
                       float* scores, float* out);
+// The same with AVX2 (attention_avx2.cc), 8 positions at a time.
+void AttendQ8_0Avx2(const AttentionHead& head, int heads, const float* q, const BlockQ8_0* keys,
+                    const BlockQ8_0* values, int64_t block_stride, int first, int last,
+                    float* scores, float* out);
 
 }  // namespace evald::kernels

@@ -366,9 +366,6 @@ EVALD_ATTEND_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads, con
   DivideBySums<L>(heads, inverse, out);
 }
 
-using AttendQ8_0GroupFn = void (*)(const AttentionHead&, int, const float*, const BlockQ8_0*,
-                                   const BlockQ8_0*, int, int, float*, float*);
-
 template <size_t... I>
 constexpr std::array<AttendQ8_0GroupFn, sizeof...(I)> AttendQ8_0Table(std::index_sequence<I...>) {
   return {&AttendQ8_0Blocks<static_cast<int>(I) + 1>...};
@@ -387,20 +384,8 @@ void AttendAvx512(const AttentionHead& head, int heads, const float* q, const fl
 void AttendQ8_0Avx512(const AttentionHead& head, int heads, const float* q, const BlockQ8_0* keys,
                       const BlockQ8_0* values, int64_t block_stride, int first, int last,
                       float* scores, float* out) {
-  const int blocks = head.head_dim / kQK;
-  // Rows (and AttentionHead) count floats: position t's blocks are At(t) / 32 blocks in.
-  if (head.head_dim % kQK != 0 || blocks < 1 ||
-      blocks > static_cast<int>(kAttendQ8_0Avx512.size()) || head.stride != block_stride * kQK ||
-      head.prefix_offset % kQK != 0) {
-    AttendQ8_0Heads<&DotQ8_0Avx512Vnni>(head, heads, q, keys, values, block_stride, first, last,
-                                        scores, out);
-    return;
-  }
-  const int64_t span = last + 1;
-  for (int g = 0; g < heads; g += kMaxAttendGroup)
-    kAttendQ8_0Avx512[static_cast<size_t>(blocks - 1)](
-        head, std::min(kMaxAttendGroup, heads - g), q + g * head.head_dim, keys, values, first,
-        last, scores + g * span, out + g * head.head_dim);
+  AttendQ8_0ByBlocks(kAttendQ8_0Avx512, &AttendQ8_0Heads<&DotQ8_0Avx512Vnni>, head, heads, q, keys,
+                     values, block_stride, first, last, scores, out);
 }
 
 }  // namespace evald::kernels

@@ -54,4 +54,36 @@ inline void AttendByWidth(const std::array<AttendGroupFn, N>& table, int width,
                                           scores + g * span, out + g * head.head_dim);
 }
 
+// A vector kernel over a Q8_0 cache for one head size (32 B), taking at most kMaxAttendGroup
+// heads; and the head-by-head path (AttendQ8_0Heads) for the head sizes no kernel takes.
+using AttendQ8_0GroupFn = void (*)(const AttentionHead& head, int heads, const float* q,
+                                   const BlockQ8_0* keys, const BlockQ8_0* values, int first,
+                                   int last, float* scores, float* out);
+using AttendQ8_0HeadsFn = void (*)(const AttentionHead& head, int heads, const float* q,
+                                   const BlockQ8_0* keys, const BlockQ8_0* values,
+                                   int64_t block_stride, int first, int last, float* scores,
+                                   float* out);
+
+// The heads through table[head_dim / 32 - 1] in passes of at most kMaxAttendGroup; a head size
+// that is not a multiple of 32 or is wider than the table, or a cache the kernels do not address
+// as AttentionHead's floats / 32 (blocks of block_stride per row), goes to `heads_path`.
+template <size_t N>
+inline void AttendQ8_0ByBlocks(const std::array<AttendQ8_0GroupFn, N>& table,
+                               AttendQ8_0HeadsFn heads_path, const AttentionHead& head, int heads,
+                               const float* q, const BlockQ8_0* keys, const BlockQ8_0* values,
+                               int64_t block_stride, int first, int last, float* scores,
+                               float* out) {
+  const int blocks = head.head_dim / kQK;
+  if (head.head_dim % kQK != 0 || blocks < 1 || blocks > static_cast<int>(N) ||
+      head.stride != block_stride * kQK || head.prefix_offset % kQK != 0) {
+    heads_path(head, heads, q, keys, values, block_stride, first, last, scores, out);
+    return;
+  }
+  const int64_t span = last + 1;
+  for (int g = 0; g < heads; g += kMaxAttendGroup)
+    table[static_cast<size_t>(blocks - 1)](head, std::min(kMaxAttendGroup, heads - g),
+                                           q + g * head.head_dim, keys, values, first, last,
+                                           scores + g * span, out + g * head.head_dim);
+}
+
 }  // namespace evald::kernels

@@ -58,7 +58,7 @@ KernelTable Avx2() {
   SetType(t, GgmlType::kQ4_K, {&RowQ8<BlockQ4_K, DotQ4_KAvx2>});
   SetType(t, GgmlType::kQ6_K, {&RowQ8<BlockQ6_K, DotQ6_KAvx2>});
   t.dot_q8_0 = &DotQ8_0Avx2;
-  t.attend_q8_0 = &AttendQ8_0Heads<&DotQ8_0Avx2>;
+  t.attend_q8_0 = &AttendQ8_0Avx2;
   t.attend = &AttendAvx2;
   t.gated_silu = &GatedSiluAvx2;
   t.softmax_weights = &SoftmaxWeightsAvx2;
@@ -75,7 +75,6 @@ KernelTable AvxVnni() {
   SetType(t, GgmlType::kQ8_0, {&RowQ8<BlockQ8_0, DotQ8_0AvxVnni>});
   SetType(t, GgmlType::kQ4_0, {&RowQ8<BlockQ4_0, DotQ4_0AvxVnni>});
   t.dot_q8_0 = &DotQ8_0AvxVnni;
-  t.attend_q8_0 = &AttendQ8_0Heads<&DotQ8_0AvxVnni>;
   t.packed_matvec = &PackedMatVecAvxVnni;
   return t;
 }
