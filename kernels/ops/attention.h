@@ -29,6 +29,14 @@ struct AttentionHead {
   int64_t At(int t) const { return (t < prefix ? prefix_offset : 0) + Row(t) * stride; }
 };
 
+// The form of the grouped attention functions below, over a float cache and over a Q8_0 one (the
+// kernel table holds one of each).
+using AttendFn = void (*)(const AttentionHead& head, int heads, const float* q, const float* keys,
+                          const float* values, int first, int last, float* scores, float* out);
+using AttendQ8_0Fn = void (*)(const AttentionHead& head, int heads, const float* q,
+                              const BlockQ8_0* keys, const BlockQ8_0* values, int64_t block_stride,
+                              int first, int last, float* scores, float* out);
+
 // `heads` query heads over one KV head (grouped-query attention; 1 for plain multi-head):
 // out[g * head_dim, (g + 1) * head_dim) for query q + g * head_dim; keys/values point at row 0 of
 // this KV head; scores is scratch of at least heads x (last + 1) floats (head g's indexed by

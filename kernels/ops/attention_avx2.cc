@@ -260,7 +260,7 @@ constexpr std::array<AttendQ8_0GroupFn, sizeof...(I)> AttendQ8_0Table(std::index
 constexpr auto kAttendQ8_0Avx2 = AttendQ8_0Table(std::make_index_sequence<8>());
 
 template <size_t... I>
-constexpr std::array<AttendGroupFn, sizeof...(I)> AttendTable(std::index_sequence<I...>) {
+constexpr std::array<AttendFn, sizeof...(I)> AttendTable(std::index_sequence<I...>) {
   return {&AttendGroupLanes<static_cast<int>(I) + 1>...};
 }
 

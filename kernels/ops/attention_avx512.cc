@@ -269,7 +269,7 @@ EVALD_ATTEND_TARGET void AttendGroupLanes(const AttentionHead& h, int heads, con
 }
 
 template <size_t... I>
-constexpr std::array<AttendGroupFn, sizeof...(I)> AttendTable(std::index_sequence<I...>) {
+constexpr std::array<AttendFn, sizeof...(I)> AttendTable(std::index_sequence<I...>) {
   return {&AttendGroupLanes<static_cast<int>(I) + 1>...};
 }
 

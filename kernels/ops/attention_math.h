@@ -30,16 +30,23 @@ inline float Cap(float score, float softcap) {
 // this size).
 constexpr int kMaxAttendGroup = 16;
 
-// A vector kernel for one head size, taking at most kMaxAttendGroup heads.
-using AttendGroupFn = void (*)(const AttentionHead& head, int heads, const float* q,
-                               const float* keys, const float* values, int first, int last,
-                               float* scores, float* out);
+// `heads` query heads through `kernel` (a vector kernel taking at most kMaxAttendGroup heads,
+// AttendFn's form without the cache's block stride) in passes of at most kMaxAttendGroup.
+template <typename Kernel, typename Cache>
+inline void InHeadPasses(Kernel kernel, const AttentionHead& head, int heads, const float* q,
+                         const Cache* keys, const Cache* values, int first, int last, float* scores,
+                         float* out) {
+  const int64_t span = last + 1;
+  for (int g = 0; g < heads; g += kMaxAttendGroup)
+    kernel(head, std::min(kMaxAttendGroup, heads - g), q + g * head.head_dim, keys, values, first,
+           last, scores + g * span, out + g * head.head_dim);
+}
 
 // The heads through table[head_dim / width - 1] (the kernel for that many registers of `width`
-// floats) in passes of at most kMaxAttendGroup; a head size that is not a multiple of `width`
+// floats, at most kMaxAttendGroup heads a call); a head size that is not a multiple of `width`
 // or is wider than the table takes the scalar path.
 template <size_t N>
-inline void AttendByWidth(const std::array<AttendGroupFn, N>& table, int width,
+inline void AttendByWidth(const std::array<AttendFn, N>& table, int width,
                           const AttentionHead& head, int heads, const float* q, const float* keys,
                           const float* values, int first, int last, float* scores, float* out) {
   const int lanes = head.head_dim / width;
@@ -47,29 +54,22 @@ inline void AttendByWidth(const std::array<AttendGroupFn, N>& table, int width,
     AttendScalar(head, heads, q, keys, values, first, last, scores, out);
     return;
   }
-  const int64_t span = last + 1;
-  for (int g = 0; g < heads; g += kMaxAttendGroup)
-    table[static_cast<size_t>(lanes - 1)](head, std::min(kMaxAttendGroup, heads - g),
-                                          q + g * head.head_dim, keys, values, first, last,
-                                          scores + g * span, out + g * head.head_dim);
+  InHeadPasses(table[static_cast<size_t>(lanes - 1)], head, heads, q, keys, values, first, last,
+               scores, out);
 }
 
 // A vector kernel over a Q8_0 cache for one head size (32 B), taking at most kMaxAttendGroup
-// heads; and the head-by-head path (AttendQ8_0Heads) for the head sizes no kernel takes.
+// heads (it addresses the cache through AttentionHead's floats, so it takes no block stride).
 using AttendQ8_0GroupFn = void (*)(const AttentionHead& head, int heads, const float* q,
                                    const BlockQ8_0* keys, const BlockQ8_0* values, int first,
                                    int last, float* scores, float* out);
-using AttendQ8_0HeadsFn = void (*)(const AttentionHead& head, int heads, const float* q,
-                                   const BlockQ8_0* keys, const BlockQ8_0* values,
-                                   int64_t block_stride, int first, int last, float* scores,
-                                   float* out);
 
-// The heads through table[head_dim / 32 - 1] in passes of at most kMaxAttendGroup; a head size
-// that is not a multiple of 32 or is wider than the table, or a cache the kernels do not address
-// as AttentionHead's floats / 32 (blocks of block_stride per row), goes to `heads_path`.
+// The heads through table[head_dim / 32 - 1]; a head size that is not a multiple of 32 or is
+// wider than the table, or a cache the kernels do not address as AttentionHead's floats / 32
+// (blocks of block_stride per row), goes to `heads_path` (AttendQ8_0Heads).
 template <size_t N>
 inline void AttendQ8_0ByBlocks(const std::array<AttendQ8_0GroupFn, N>& table,
-                               AttendQ8_0HeadsFn heads_path, const AttentionHead& head, int heads,
+                               AttendQ8_0Fn heads_path, const AttentionHead& head, int heads,
                                const float* q, const BlockQ8_0* keys, const BlockQ8_0* values,
                                int64_t block_stride, int first, int last, float* scores,
                                float* out) {
@@ -79,11 +79,8 @@ inline void AttendQ8_0ByBlocks(const std::array<AttendQ8_0GroupFn, N>& table,
     heads_path(head, heads, q, keys, values, block_stride, first, last, scores, out);
     return;
   }
-  const int64_t span = last + 1;
-  for (int g = 0; g < heads; g += kMaxAttendGroup)
-    table[static_cast<size_t>(blocks - 1)](head, std::min(kMaxAttendGroup, heads - g),
-                                           q + g * head.head_dim, keys, values, first, last,
-                                           scores + g * span, out + g * head.head_dim);
+  InHeadPasses(table[static_cast<size_t>(blocks - 1)], head, heads, q, keys, values, first, last,
+               scores, out);
 }
 
 }  // namespace evald::kernels

@@ -26,11 +26,6 @@ using RowDotF32Fn = float (*)(const uint8_t* row, const float* x, int64_t n);
 // One row against nv <= 8 Q8_0 vectors (x_scales: their block scales as floats).
 using RowDotQ8MultiFn = void (*)(const uint8_t* row, const BlockQ8_0* const* xs,
                                  const float* const* x_scales, int nv, int64_t n, float* out);
-using AttendFn = void (*)(const AttentionHead& head, int heads, const float* q, const float* keys,
-                          const float* values, int first, int last, float* scores, float* out);
-using AttendQ8_0Fn = void (*)(const AttentionHead& head, int heads, const float* q,
-                              const BlockQ8_0* keys, const BlockQ8_0* values, int64_t block_stride,
-                              int first, int last, float* scores, float* out);
 using GatedSiluFn = void (*)(float* gate, const float* up, int64_t n);
 using PackedMatVecFn = void (*)(const PackedMatrix& w, const PackedActivations& a, int64_t g_begin,
                                 int64_t g_end, float* y);
