@@ -171,8 +171,9 @@ TEST(Dot, SimdPathsEqualTheScalarOracle) {
         const auto* w4_row = reinterpret_cast<const uint8_t*>(w4.data());
         const KernelTable &scalar = KernelTable::For(Isa::kScalar), &simd = KernelTable::For(isa);
         EXPECT_EQ(simd.isa, isa);
-        float s8 = scalar.dot_q8_0(w8.data(), x8.data(), n),
-              v8 = simd.dot_q8_0(w8.data(), x8.data(), n);
+        const auto* w8_row = reinterpret_cast<const uint8_t*>(w8.data());
+        float s8 = scalar.Row(GgmlType::kQ8_0).dot_q8(w8_row, x8.data(), n),
+              v8 = simd.Row(GgmlType::kQ8_0).dot_q8(w8_row, x8.data(), n);
         float s4 = scalar.Row(GgmlType::kQ4_0).dot_q8(w4_row, x8.data(), n),
               v4 = simd.Row(GgmlType::kQ4_0).dot_q8(w4_row, x8.data(), n);
         // Integer block sums are exact; only the float accumulation order differs.
@@ -1320,8 +1321,8 @@ TEST(KvCacheQ8_0, AttentionMatchesTheF32CacheUpToItsRounding) {
                exact.data());
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512Vnni}) {
     if (!IsaSupported(isa)) continue;
-    AttendQ8_0(head, q.data(), kq.data(), vq.data(), head_dim / kQK, 0, positions - 1,
-               scores.data(), rounded.data(), KernelTable::For(isa).dot_q8_0);
+    KernelTable::For(isa).attend_q8_0(head, 1, q.data(), kq.data(), vq.data(), head_dim / kQK, 0,
+                                      positions - 1, scores.data(), rounded.data());
     double worst = 0;
     for (int i = 0; i < head_dim; ++i)
       worst = std::max<double>(worst, std::abs(exact[i] - rounded[i]));

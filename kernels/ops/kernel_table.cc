@@ -42,7 +42,6 @@ KernelTable Scalar() {
   SetType(t, GgmlType::kQ4_0, {&RowQ8<BlockQ4_0, DotQ4_0Scalar>});
   SetType(t, GgmlType::kQ4_K, {&RowQ8<BlockQ4_K, DotQ4_KScalar>});
   SetType(t, GgmlType::kQ6_K, {&RowQ8<BlockQ6_K, DotQ6_KScalar>});
-  t.dot_q8_0 = &DotQ8_0Scalar;
   t.attend_q8_0 = &AttendQ8_0Heads<&DotQ8_0Scalar>;
   t.attend = &AttendScalar;
   t.gated_silu = &GatedSiluScalar;
@@ -57,7 +56,6 @@ KernelTable Avx2() {
   SetType(t, GgmlType::kQ4_0, {&RowQ8<BlockQ4_0, DotQ4_0Avx2>});
   SetType(t, GgmlType::kQ4_K, {&RowQ8<BlockQ4_K, DotQ4_KAvx2>});
   SetType(t, GgmlType::kQ6_K, {&RowQ8<BlockQ6_K, DotQ6_KAvx2>});
-  t.dot_q8_0 = &DotQ8_0Avx2;
   t.attend_q8_0 = &AttendQ8_0Avx2;
   t.attend = &AttendAvx2;
   t.gated_silu = &GatedSiluAvx2;
@@ -74,7 +72,6 @@ KernelTable AvxVnni() {
   t.isa = Isa::kAvxVnni;
   SetType(t, GgmlType::kQ8_0, {&RowQ8<BlockQ8_0, DotQ8_0AvxVnni>});
   SetType(t, GgmlType::kQ4_0, {&RowQ8<BlockQ4_0, DotQ4_0AvxVnni>});
-  t.dot_q8_0 = &DotQ8_0AvxVnni;
   t.packed_matvec = &PackedMatVecAvxVnni;
   return t;
 }
@@ -88,7 +85,6 @@ KernelTable Avx512Vnni() {
   SetType(t, GgmlType::kQ4_0,
           {&RowQ8<BlockQ4_0, DotQ4_0Avx512Vnni>, nullptr,
            &RowQ8Multi<BlockQ4_0, DotQ4_0MultiAvx512Vnni>});
-  t.dot_q8_0 = &DotQ8_0Avx512Vnni;
   t.attend = &AttendAvx512;
   t.attend_q8_0 = &AttendQ8_0Avx512;
   t.gated_silu = &GatedSiluAvx512;

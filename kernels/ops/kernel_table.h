@@ -1,6 +1,6 @@
 // The functions one session computes with, picked once from a table per instruction set (as
 // ggml-cpu's type traits pick a vec_dot per type): for each weight type, how a row meets the
-// activations; and the Q8_0 block dot of the KV cache, the attention, the FFN activation and
+// activations; and the attention over a float and over a Q8_0 KV cache, the FFN activation and
 // the packed mat-vec kernels. MatVec, the attention and the model call through the table and
 // never switch on the instruction set.
 #pragma once
@@ -50,7 +50,6 @@ struct KernelTable {
 
   Isa isa = Isa::kScalar;
   std::array<TypeKernels, 32> types{};  // by GgmlType's value
-  BlockDotQ8_0Fn dot_q8_0 = nullptr;    // scores against a Q8_0 KV cache
   AttendFn attend = nullptr;            // over a float KV cache
   AttendQ8_0Fn attend_q8_0 = nullptr;   // over a Q8_0 KV cache
   GatedSiluFn gated_silu = nullptr;
