@@ -1127,6 +1127,67 @@ TEST(Sampling, DrawsFromTheFilteredSoftmax) {
   EXPECT_EQ(cold.Sample(logits.data(), vocab), greedy);
 }
 
+// top-p finds its cut from the weights' buckets and sorts only the heaviest ones; the kept set
+// must be the one a full sort and walk gives, ties included (lower ids first): a flat block of
+// equal weights cut in the middle, the single heaviest for a target of ~0, and a nucleus that
+// reaches hundreds of tokens deep into a graded tail of light ones spread over many buckets,
+// with ties (the kept set computed here by sorting every weight).
+TEST(Sampling, TopPKeepsTheHeaviestTokensUpToTheCutAcrossWeightBuckets) {
+  auto draw_counts = [](const std::vector<float>& logits, SamplingOptions o, int draws) {
+    Sampler sampler(o, 7);
+    std::vector<int> count(logits.size(), 0);
+    for (int d = 0; d < draws; ++d)
+      ++count[static_cast<size_t>(sampler.Sample(logits.data(), static_cast<int>(logits.size())))];
+    return count;
+  };
+  // Flat: 400 equal weights, p = 0.5: exactly ids 0..199.
+  std::vector<float> flat(400, 0.25f);
+  std::vector<int> count = draw_counts(flat, {1.0f, 0, 0.5f, 0.0f}, 10000);
+  for (int t = 200; t < 400; ++t) ASSERT_EQ(count[t], 0) << "token " << t << " beyond the cut";
+  EXPECT_GT(count[199], 0) << "the last token of the cut never drawn";
+  EXPECT_GT(count[0], 0);
+  // A target of almost nothing keeps the heaviest alone; of two equal heaviest, the lower id.
+  std::mt19937 rng(11);
+  std::vector<float> peaked(5000);
+  for (auto& l : peaked) l = std::normal_distribution<float>(0, 1)(rng);
+  peaked[900] = peaked[41] = 9.0f;
+  count = draw_counts(peaked, {1.0f, 0, 1e-7f, 0.0f}, 200);
+  EXPECT_EQ(count[41], 200);
+  // 20 heavy tokens (logit 5) among 4,000 light ones graded from 0 down to -3 (each logit
+  // four times): p = 0.85 reaches hundreds of light tokens deep.
+  std::vector<float> tail(4020);
+  for (size_t i = 0; i < tail.size(); ++i) tail[i] = -3.0f * static_cast<float>(i % 1000) / 1000;
+  for (int i = 0; i < 20; ++i) tail[static_cast<size_t>(i * 200 + 3)] = 5.0f;
+  std::vector<float> w(tail.size());
+  SoftmaxWeightsScalar(tail.data(), w.data(), static_cast<int64_t>(w.size()), 1.0f);
+  std::vector<std::pair<float, int>> order;
+  double total = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    order.emplace_back(w[i], static_cast<int>(i));
+    total += w[i];
+  }
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
+  double cum = 0;
+  size_t kept = 0;
+  while (cum < 0.85 * total) cum += order[kept++].first;
+  ASSERT_GT(kept, 300u);
+  ASSERT_LT(kept, 1500u);
+  std::vector<bool> in(tail.size(), false);
+  for (size_t i = 0; i < kept; ++i) in[static_cast<size_t>(order[i].second)] = true;
+  count = draw_counts(tail, {1.0f, 0, 0.85f, 0.0f}, 20000);
+  int last_kept = 0;  // draws of the 50 lightest kept tokens
+  for (size_t i = kept - 50; i < kept; ++i)
+    last_kept += count[static_cast<size_t>(order[i].second)];
+  for (size_t t = 0; t < tail.size(); ++t) {
+    if (!in[t]) {
+      ASSERT_EQ(count[t], 0) << "token " << t << " beyond the cut";
+    }
+  }
+  EXPECT_GT(last_kept, 50);
+}
+
 TEST(Sampling, SeededSamplesAreReproducibleWhateverIsGeneratedWithThem) {
   if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
   StoriesQ8 stories = LoadStories();

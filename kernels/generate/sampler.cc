@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 namespace evald::kernels {
@@ -41,9 +43,9 @@ constexpr int kDrawBlock = 256;
 }  // namespace
 
 // Only as much of the vocabulary is sorted as the filters need: top-k selects k candidates,
-// top-p sorts a growing prefix until it holds p of the mass (language models put nearly all of
-// it on a few dozen tokens), and without either nothing is sorted - the draw walks the tokens in
-// id order, which draws from the same distribution.
+// top-p sorts the candidates of the heaviest weight buckets holding p of the mass (one pass over
+// the vocabulary, then a sort of about the nucleus), and without either nothing is sorted - the
+// draw walks the tokens in id order, which draws from the same distribution.
 int Sampler::Sample(const float* logits, int vocab) {
   if (options_.temperature <= 0.0f || !std::isfinite(1.0f / options_.temperature))
     return Argmax(logits, vocab);
@@ -82,34 +84,65 @@ bool Sampler::Weigh(const float* logits, int n, bool ids) {
   return std::isfinite(softmax_weights_(x, w, n, 1.0f / options_.temperature));
 }
 
+// Weights lie in [0, 1] (the heaviest is exactly 1, a NaN logit weighs 0). A weight's float
+// bits shifted right by kBucketShift keep its exponent and 3 mantissa bits: bucket order is
+// weight order, each bucket spans at most a factor of 2^(1/8), and equal weights share one.
+constexpr int kBucketShift = 20;
+constexpr int kWeightBuckets = (0x3F800000 >> kBucketShift) + 1;  // 1.0f's bucket is the last
+
+int WeightBucket(float w) {
+  uint32_t bits;
+  std::memcpy(&bits, &w, sizeof bits);
+  const uint32_t bucket = bits >> kBucketShift;
+  return bucket < kWeightBuckets ? static_cast<int>(bucket) : 0;  // not in [0, 1]: none occurs
+}
+
 int Sampler::CutToTopP(int n, bool ids) {
-  const double target = static_cast<double>(options_.top_p) * Sum(weights_.data(), n);
-  order_.resize(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i)
-    order_[static_cast<size_t>(i)] = {weights_[static_cast<size_t>(i)],
-                                      ids ? candidates_[static_cast<size_t>(i)] : i};
-  // The smallest prefix in weight order holding top_p of the total.
-  int have = 0, cut = n;  // rounding can leave the total just under top_p: keep everything
-  for (int want = std::min(64, n);; want = std::min(n, want * 4)) {
-    std::partial_sort(order_.begin() + have, order_.begin() + want, order_.begin() + n, Before);
-    double cum = 0;
-    int at = 0;
-    while (at < want) {
-      cum += order_[static_cast<size_t>(at++)].first;
-      if (cum >= target) break;
+  const float* w = weights_.data();
+  const double target = static_cast<double>(options_.top_p) * Sum(w, n);
+  // The weight in each bucket, in kTables interleaved tables so that runs of one bucket do not
+  // wait on each other's adds.
+  constexpr int kTables = 4;
+  bucket_mass_.assign(kTables * kWeightBuckets, 0.0);
+  double* mass = bucket_mass_.data();
+  int i = 0;
+  for (; i + kTables <= n; i += kTables)
+    for (int t = 0; t < kTables; ++t) mass[t * kWeightBuckets + WeightBucket(w[i + t])] += w[i + t];
+  for (; i < n; ++i) mass[WeightBucket(w[i])] += w[i];
+  // The heaviest buckets that hold target by that estimate.
+  int bottom = kWeightBuckets;
+  double estimate = 0;
+  do {
+    --bottom;
+    for (int t = 0; t < kTables; ++t) estimate += mass[t * kWeightBuckets + bottom];
+  } while (bottom > 0 && estimate < target);
+  // Their candidates sorted are the prefix of all candidates sorted; the walk adds them up in
+  // that order until target, one at least (a target of 0 keeps the heaviest). The estimate
+  // adds in another order, so the walk can fall just short: then every other candidate follows
+  // (all lighter, so the order stays sorted), and if even that falls short, rounding left the
+  // total just under top_p: everything is kept.
+  order_.clear();
+  double cum = 0;
+  int at = 0;
+  for (auto [low, high] : {std::pair{bottom, kWeightBuckets}, std::pair{0, bottom}}) {
+    const auto sorted = static_cast<std::ptrdiff_t>(order_.size());
+    for (int c = 0; c < n; ++c) {
+      const int b = WeightBucket(w[c]);
+      if (b >= low && b < high)
+        order_.emplace_back(w[c], ids ? candidates_[static_cast<size_t>(c)] : c);
     }
-    if (cum >= target) {
-      cut = at;
-      break;
-    }
-    have = want;
-    if (have == n) break;
+    std::sort(order_.begin() + sorted, order_.end(), Before);
+    bool reached = false;
+    while (at < static_cast<int>(order_.size()) && !reached)
+      reached = (cum += order_[static_cast<size_t>(at++)].first) >= target;
+    if (reached) break;
   }
+  const int cut = at;  // n where the walk never reached target
   candidates_.resize(static_cast<size_t>(cut));
   weights_.resize(static_cast<size_t>(cut));
-  for (int i = 0; i < cut; ++i) {
-    weights_[static_cast<size_t>(i)] = order_[static_cast<size_t>(i)].first;
-    candidates_[static_cast<size_t>(i)] = order_[static_cast<size_t>(i)].second;
+  for (int c = 0; c < cut; ++c) {
+    weights_[static_cast<size_t>(c)] = order_[static_cast<size_t>(c)].first;
+    candidates_[static_cast<size_t>(c)] = order_[static_cast<size_t>(c)].second;
   }
   return cut;
 }

@@ -47,6 +47,7 @@ class Sampler {
   std::vector<float> weights_;                // weights_[i]: candidate i's
   std::vector<std::pair<float, int>> order_;  // (logit or weight, id) while a filter sorts
   std::vector<double> block_sums_;            // the draw's
+  std::vector<double> bucket_mass_;           // top-p's weight per bucket of weights
 };
 
 }  // namespace evald::kernels
