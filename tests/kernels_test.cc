@@ -372,10 +372,10 @@ TEST(ThreadPool, EveryItemOnceInAlignedPiecesAcrossManyCalls) {
   }
 }
 
-// The AVX2 and AVX-512 activation quantizers against QuantizeRowQ8_0 (itself bit-identical to
-// ggml's reference): same values, same scale, on random blocks, blocks of exact halves after
-// scaling (roundf takes them away from zero; round-to-even would not), zeros and extreme
-// magnitudes.
+// The AVX2 and AVX-512 activation quantizers (one block, and AVX-512 sixteen at once) against
+// QuantizeRowQ8_0 (itself bit-identical to ggml's reference): same values, same scale, on random
+// blocks, blocks of exact halves after scaling (roundf takes them away from zero; round-to-even
+// would not), zeros and extreme magnitudes.
 TEST(PackedActivations, VectorQuantizersAreBitIdenticalToTheReference) {
   if (!IsaSupported(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 on this CPU";
   const bool avx512 = IsaSupported(Isa::kAvx512Vnni);
@@ -414,6 +414,30 @@ TEST(PackedActivations, VectorQuantizersAreBitIdenticalToTheReference) {
       ASSERT_EQ(d, ref.d) << which << " block " << i;
       ASSERT_EQ(std::memcmp(q, ref.qs, kQK), 0) << which << " block " << i;
       ASSERT_EQ(sum, ref_sum) << which << " block " << i;
+    }
+  }
+  if (!avx512) return;
+  // Sixteen blocks at once: every run of 16 consecutive blocks, the special ones among them
+  // (copied to the front as well), each block's values written 48 bytes apart.
+  std::vector<std::vector<float>> runs(blocks.end() - 4, blocks.end());
+  runs.insert(runs.end(), blocks.begin(), blocks.end());
+  std::vector<float> flat;
+  for (const auto& b : runs) flat.insert(flat.end(), b.begin(), b.end());
+  for (size_t r = 0; r + 16 <= runs.size(); r += 16) {
+    constexpr int64_t kStride = 48;
+    std::vector<int8_t> q(16 * kStride, 0x55);
+    uint16_t d[16];
+    int32_t sums[16];
+    QuantizeSixteenBlocksQ8_0Avx512(&flat[r * kQK], q.data(), kStride, d, sums);
+    for (int k = 0; k < 16; ++k) {
+      BlockQ8_0 ref;
+      QuantizeRowQ8_0(runs[r + k].data(), &ref, kQK);
+      int32_t ref_sum = 0;
+      for (int8_t v : ref.qs) ref_sum += v;
+      ASSERT_EQ(d[k], ref.d) << "sixteen, block " << r + k;
+      ASSERT_EQ(std::memcmp(&q[k * kStride], ref.qs, kQK), 0) << "sixteen, block " << r + k;
+      ASSERT_EQ(sums[k], ref_sum) << "sixteen, block " << r + k;
+      for (int64_t g = kQK; g < kStride; ++g) ASSERT_EQ(q[k * kStride + g], 0x55) << "gap written";
     }
   }
 }

@@ -51,5 +51,10 @@ class PackedActivationBuffer {
 // input): the values into q, the scale as IEEE half into *d; returns the sum of the values.
 int32_t QuantizeBlockQ8_0Avx512(const float* x, int8_t* q, uint16_t* d);
 int32_t QuantizeBlockQ8_0Avx2(const float* x, int8_t* q, uint16_t* d);  // the same with AVX2
+// Sixteen consecutive blocks of x (512 floats) at once, each exactly as QuantizeBlockQ8_0Avx512
+// does it: block k's values to q + k * q_stride, its scale to d[k], its sum to sums[k]. The
+// per-block maxima and sums are reduced for all 16 together.
+void QuantizeSixteenBlocksQ8_0Avx512(const float* x, int8_t* q, int64_t q_stride, uint16_t* d,
+                                     int32_t* sums);
 
 }  // namespace evald::kernels
