@@ -62,10 +62,24 @@ Status LoadVector(const GgufFile& f, const std::string& name, int64_t n, const f
 
 // `w` null: no weights (gemma4's value norm).
 void RmsNorm(const float* x, const float* w, float* out, int n, float eps) {
-  double sum = 0;  // ggml accumulates the squares in double
-  for (int i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
+  // ggml adds the squares up in double, in one running sum; here in eight independent ones, so
+  // that each add does not wait for the one before (one running sum took ~4 cycles a value, 2%
+  // of a 20-sample decode step). The double totals differ by rounding far below what the float
+  // mean keeps.
+  constexpr int kLanes = 8;
+  double lanes[kLanes] = {};
+  int i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lanes[j] += static_cast<double>(x[i + j] * x[i + j]);
+  for (; i < n; ++i) lanes[0] += static_cast<double>(x[i] * x[i]);
+  double sum = 0;
+  for (double lane : lanes) sum += lane;
   const float scale = 1.0f / std::sqrt(static_cast<float>(sum / n) + eps);
-  for (int i = 0; i < n; ++i) out[i] = w ? x[i] * scale * w[i] : x[i] * scale;
+  if (w) {
+    for (i = 0; i < n; ++i) out[i] = x[i] * scale * w[i];
+  } else {
+    for (i = 0; i < n; ++i) out[i] = x[i] * scale;
+  }
 }
 
 // Rotary embedding: the angles of one position, cos and sin per pair, computed once for the
