@@ -554,6 +554,17 @@ TEST_F(EvalCommand, PlanMemoryEstimatesA31BGemma4BeforeLoading) {
   EXPECT_NE(r.output.find("this machine has"), std::string::npos) << r.output;
   auto q8 = RunEvald("bench plan-memory --layout gemma4-31b --kv-cache q8_0 --context 8192");
   EXPECT_NE(q8.output.find("0.81 GB for n=1"), std::string::npos) << q8.output;
+  // 20 samples of Llama 2 7B (1 MiB of F32 cache per position) sharing a 1,000-position prompt:
+  // 1,000 + 20 x 1,048 positions held, where 20 x 2,048 would be 42.95 GB.
+  auto shared =
+      RunEvald("bench plan-memory --layout llama2-7b --n 20 --context 2048 --prompt 1000");
+  EXPECT_NE(shared.output.find("23.03 GB for n=20 x 2048 positions, the first 1000 a prompt held "
+                               "once"),
+            std::string::npos)
+      << shared.output;
+  EXPECT_EQ(RunEvald("bench plan-memory --layout llama2-7b --n 20 --context 2048 --prompt 2048")
+                .exit_code,
+            2);
   auto file = RunEvald("bench plan-memory --model " + std::string(EVALD_SHARED_DIR) +
                        "/models/stories260K-q8_0.gguf --context 256");
   ASSERT_EQ(file.exit_code, 0) << file.output;

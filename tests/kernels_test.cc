@@ -1042,6 +1042,50 @@ TEST(SharedPrompt, EverySequenceDecodesAsItDoesAlone) {
   std::remove(path.c_str());
 }
 
+// The cache is reserved for every position of every sequence but committed only where rows are
+// written: 8 sequences sharing a 1,000-position prompt and decoding 3 steps hold about one
+// prompt and 8 x 3 rows (KvCacheBytes with the prompt shared), not 8 prompts, and not the 2,048
+// positions reserved, with either cache type.
+TEST(SharedPrompt, IsHeldOnceInMemory) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  RandomModelShape shape;  // 4 KV heads of 64: rows of 1 KiB (F32), four to a page
+  shape.dim = 256;
+  shape.heads = 4;
+  shape.kv_heads = 4;
+  shape.head_dim = 64;
+  shape.hidden = 64;
+  shape.context = 2048;
+  const std::string path = "/tmp/evald-resident-" + RandomHex(4) + ".gguf";
+  ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
+  auto model = LlamaModel::Load(path);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const LlamaConfig& c = (*model)->config();
+  const int n = 1000, steps = 3, batch = 8;
+  std::vector<int> prompt;
+  for (int i = 0; i < n; ++i) prompt.push_back(1 + (i * 53) % (c.vocab - 1));
+  for (KvCacheType kv : {KvCacheType::kF32, KvCacheType::kQ8_0}) {
+    LlamaSession session(**model, 2048, KernelTable::For(DetectIsa()), batch, nullptr, kv);
+    EXPECT_EQ(session.kv_cache_resident_bytes(), 0) << "nothing written yet";
+    for (int i = 0; i < n; i += LlamaSession::kPrefillChunk)
+      ASSERT_TRUE(
+          session.Prefill(prompt.data() + i, std::min(LlamaSession::kPrefillChunk, n - i), i).ok());
+    session.ShareFirstSequence(n);
+    for (int step = 0; step < steps; ++step) {
+      std::vector<int> tokens(batch, 5 + step);
+      ASSERT_TRUE(session.ForwardBatch(tokens.data(), n + step).ok());
+    }
+    const int64_t held = KvCacheBytes(c, kv, n + steps, batch, n);
+    // Each (layer, sequence, keys or values) block may end in part of a page at both ends.
+    const int64_t pages = 2LL * c.n_layers * batch * 2 * 4096;
+    const int64_t resident = session.kv_cache_resident_bytes();
+    EXPECT_GE(resident, held - pages) << KvCacheTypeName(kv);
+    EXPECT_LE(resident, held + pages) << KvCacheTypeName(kv);
+    EXPECT_LT(resident * 4, KvCacheBytes(c, kv, n + steps, batch)) << "not a prompt per sequence";
+    EXPECT_EQ(session.kv_cache_bytes(), KvCacheBytes(c, kv, 2048, batch)) << "reserved";
+  }
+  std::remove(path.c_str());
+}
+
 // stories260K at Q8_0 with its tokenizer: the small real model the sampling tests decode.
 struct StoriesQ8 {
   std::unique_ptr<LlamaModel> model;
@@ -1431,6 +1475,9 @@ TEST(KvCacheQ8_0, OptInSizedAndRefusedWhereHeadsDoNotFitItsBlocks) {
   // n = 20 sequences at a 2k context: 1.8 GB of F32 cache, 0.49 GB as Q8_0.
   EXPECT_EQ(KvCacheBytes(c, KvCacheType::kF32, 2048, 20), 2LL * 22 * 20 * 2048 * 256 * 4);
   EXPECT_EQ(KvCacheBytes(c, KvCacheType::kQ8_0, 2048, 20), 2LL * 22 * 20 * 2048 * 256 / 32 * 34);
+  // A 500-position prompt the 20 share is held once.
+  EXPECT_EQ(KvCacheBytes(c, KvCacheType::kF32, 2048, 20, 500),
+            2LL * 22 * (500 + 20 * 1548) * 256 * 4);
   c.layer[3].head_dim = 8;  // one layer of stories260K's head size
   EXPECT_NE(CheckKvCacheType(c, KvCacheType::kQ8_0).message().find("multiples of 32"),
             std::string::npos);
@@ -1470,6 +1517,12 @@ TEST(MemoryPlan, Gemma4_31BFromItsMetadataAlone) {
   auto q8 = PlanMemory(**file, 8192, 20, KvCacheType::kQ8_0);
   ASSERT_TRUE(q8.ok());
   EXPECT_EQ(q8->kv_cache, 2 * 20 * per_sequence / 32 * 34);
+  // 20 samples of a 1,000-position prompt: the full layers hold it once, the rings are copied.
+  auto shared = PlanMemory(**file, 8192, 20, KvCacheType::kQ8_0, 1, 1000);
+  ASSERT_TRUE(shared.ok());
+  EXPECT_EQ(shared->kv_cache,
+            2 * (20 * 50 * 16 * 256 * 1039LL + 10 * 4 * 512 * (1000 + 20 * 7192LL)) / 32 * 34);
+  EXPECT_FALSE(PlanMemory(**file, 8192, 20, KvCacheType::kQ8_0, 1, 8192).ok());
   auto short_context = PlanMemory(**file, 512, 1, KvCacheType::kF32);
   ASSERT_TRUE(short_context.ok());
   EXPECT_EQ(short_context->kv_cache, 2 * 4 * 512LL * (50 * 16 * 256 + 10 * 4 * 512));

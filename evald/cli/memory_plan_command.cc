@@ -24,7 +24,7 @@ using namespace evald::kernels;
 
 struct PlanFlags {
   std::string model, layout, type = "q4_0", kv_cache = "f32";
-  int context = 8192, n = 1, threads = 1;
+  int context = 8192, n = 1, threads = 1, prompt = 0;
 };
 
 // MemAvailable of /proc/meminfo in bytes (0 when it cannot be read).
@@ -52,8 +52,10 @@ void Print(const std::string& source, const MemoryPlan& p, const PlanFlags& f) {
       params >= 1e9 ? fmt::format("{:.2f} B parameters", params / 1e9)
                     : fmt::format("{:.2f} M parameters", params / 1e6));
   std::cout << fmt::format("  {:<34} {}\n", "weights (memory-mapped file data)", Gb(p.weights));
-  std::cout << fmt::format("  {:<34} {} for n={} x {} positions\n", "KV cache (" + f.kv_cache + ")",
-                           Gb(p.kv_cache), f.n, f.context);
+  std::cout << fmt::format(
+      "  {:<34} {} for n={} x {} positions{}\n", "KV cache (" + f.kv_cache + ")", Gb(p.kv_cache),
+      f.n, f.context,
+      f.prompt > 0 && f.n > 1 ? fmt::format(", the first {} a prompt held once", f.prompt) : "");
   if (sliding) {
     const LayerShape& swa = *std::find_if(c.layer.begin(), c.layer.end(),
                                           [](const LayerShape& s) { return s.sliding; });
@@ -97,8 +99,9 @@ int RunPlanMemory(const PlanFlags& f) {
     }
   }
   auto file = GgufFile::Open(path);
-  StatusOr<MemoryPlan> plan = file.ok() ? PlanMemory(**file, f.context, f.n, *kv, f.threads)
-                                        : StatusOr<MemoryPlan>(file.status());
+  StatusOr<MemoryPlan> plan = file.ok()
+                                  ? PlanMemory(**file, f.context, f.n, *kv, f.threads, f.prompt)
+                                  : StatusOr<MemoryPlan>(file.status());
   if (!scratch_dir.empty()) std::filesystem::remove_all(scratch_dir);
   if (!plan.ok()) return Fail(plan.status().Annotate(source));
   Print(source, *plan, f);
@@ -120,6 +123,9 @@ void RegisterPlanMemoryCommand(CLI::App* bench, std::function<int()>* run) {
   cmd->add_option("--context", f->context, "positions per sequence (default 8192)")
       ->check(CLI::Range(1, 1 << 22));
   cmd->add_option("--n", f->n, "sequences decoded together (samples)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--prompt", f->prompt,
+                  "positions of a prompt the n samples share (held once; default 0)")
+      ->check(CLI::Range(0, 1 << 22));
   cmd->add_option("--kv-cache", f->kv_cache, "f32 (default) | q8_0");
   cmd->add_option("--threads", f->threads, "decoding threads")->check(CLI::Range(1, 256));
   cmd->callback([f, run] { *run = [f] { return RunPlanMemory(*f); }; });

@@ -188,9 +188,11 @@ int RunBenchDecode(const BenchFlags& b) {
   const int64_t positions =
       std::min<int64_t>(loaded->model->config().context, prompt_tokens + b.tokens);
   std::cout << fmt::format(
-      "KV cache {}: {:.1f} MB for one sample, {:.1f} MB for n={} ({} positions)\n",
+      "KV cache {}: {:.1f} MB for one sample, {:.1f} MB for n={} ({} positions, the prompt's {} "
+      "held once)\n",
       KvCacheTypeName(*kv), KvCacheBytes(loaded->model->config(), *kv, positions, 1) / 1e6,
-      KvCacheBytes(loaded->model->config(), *kv, positions, b.n) / 1e6, b.n, positions);
+      KvCacheBytes(loaded->model->config(), *kv, positions, b.n, prompt_tokens) / 1e6, b.n,
+      positions, prompt_tokens);
   std::cout << fmt::format(
       "decode: {:.1f} tok/s (1 sample, {} tokens; from the first token to the last)\n", decode_tps,
       decoded1);

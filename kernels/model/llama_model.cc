@@ -243,10 +243,16 @@ int64_t CachedPositions(const LlamaConfig& c, const LayerShape& layer, int64_t p
   return std::min<int64_t>(positions, c.sliding_window + LlamaSession::kPrefillChunk - 1);
 }
 
-int64_t KvCacheBytes(const LlamaConfig& c, KvCacheType type, int64_t positions, int batch) {
-  int64_t per_sequence = 0;  // keys (or values) of every layer
-  for (const LayerShape& s : c.layer) per_sequence += s.kv_dim() * CachedPositions(c, s, positions);
-  const int64_t values = 2LL * batch * per_sequence;
+int64_t KvCacheBytes(const LlamaConfig& c, KvCacheType type, int64_t positions, int batch,
+                     int64_t shared_prompt) {
+  const int64_t shared = std::clamp<int64_t>(shared_prompt, 0, positions);
+  int64_t keys = 0;  // keys (or values) of every layer and sequence
+  for (const LayerShape& s : c.layer) {
+    const int64_t cached = CachedPositions(c, s, positions);
+    keys +=
+        s.kv_dim() * (cached == positions ? shared + batch * (positions - shared) : batch * cached);
+  }
+  const int64_t values = 2LL * keys;
   return type == KvCacheType::kQ8_0 ? values / kQK * static_cast<int64_t>(sizeof(BlockQ8_0))
                                     : values * static_cast<int64_t>(sizeof(float));
 }
@@ -277,11 +283,11 @@ LlamaSession::LlamaSession(const LlamaModel& model, int max_positions, const Ker
     cached += static_cast<size_t>(batch_) * layer_slots_.back() * s.kv_dim();
   }
   if (kv_type_ == KvCacheType::kQ8_0) {
-    key_blocks_.resize(cached / kQK);
-    value_blocks_.resize(cached / kQK);
+    key_blocks_ = ZeroPages<BlockQ8_0>(cached / kQK);
+    value_blocks_ = ZeroPages<BlockQ8_0>(cached / kQK);
   } else {
-    key_cache_.resize(cached);
-    value_cache_.resize(cached);
+    key_cache_ = ZeroPages<float>(cached);
+    value_cache_ = ZeroPages<float>(cached);
   }
 }
 
@@ -308,6 +314,11 @@ int64_t LlamaSession::ScratchBytes(const LlamaConfig& c, int batch, int position
 
 int64_t LlamaSession::kv_cache_bytes() const {
   return KvCacheBytes(model_.config(), kv_type_, max_positions_, batch_);
+}
+
+int64_t LlamaSession::kv_cache_resident_bytes() const {
+  return static_cast<int64_t>(key_cache_.ResidentBytes() + value_cache_.ResidentBytes() +
+                              key_blocks_.ResidentBytes() + value_blocks_.ResidentBytes());
 }
 
 StatusOr<const float*> LlamaSession::Forward(int token, int pos) {

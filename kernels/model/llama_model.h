@@ -18,6 +18,7 @@
 
 #include "base/aligned_vector.h"
 #include "base/status.h"
+#include "base/zero_pages.h"
 #include "kernels/gguf/gguf_file.h"
 #include "kernels/model/llama_config.h"
 #include "kernels/ops/matvec.h"
@@ -81,8 +82,13 @@ Status CheckKvCacheType(const LlamaConfig& config, KvCacheType type);
 // layer its window and one prefill chunk more (a ring: a chunk's keys are written before its
 // first token attends, so the ring must not overwrite what that token still sees).
 int64_t CachedPositions(const LlamaConfig& config, const LayerShape& layer, int64_t positions);
-// Bytes of the KV cache of `batch` sequences of `positions` each.
-int64_t KvCacheBytes(const LlamaConfig& config, KvCacheType type, int64_t positions, int batch);
+// Bytes of the KV cache of `batch` sequences of `positions` each, where their first
+// `shared_prompt` positions are one prompt held once in the layers that keep every position
+// (LlamaSession::ShareFirstSequence; sliding layers copy their ring to every sequence). The
+// session reserves the whole cache as unshared but commits only the rows written (ZeroPages),
+// so this with the prompt shared is what it holds once every sequence reaches `positions`.
+int64_t KvCacheBytes(const LlamaConfig& config, KvCacheType type, int64_t positions, int batch,
+                     int64_t shared_prompt = 0);
 
 // Decoding state of `batch` sequences: KV caches and scratch buffers. Sequences advance in
 // lockstep (same position); each weight matrix is streamed once per step for all of them.
@@ -112,7 +118,9 @@ class LlamaSession {
   void ShareFirstSequence(int positions);
   int max_positions() const { return max_positions_; }
   KvCacheType kv_cache_type() const { return kv_type_; }
-  int64_t kv_cache_bytes() const;
+  int64_t kv_cache_bytes() const;  // reserved: every position of every sequence
+  // Of those, the bytes committed so far: the pages of rows written (ZeroPages).
+  int64_t kv_cache_resident_bytes() const;
   // Bytes of the other buffers a session of `batch` sequences of `positions` allocates
   // (activations, logits; attention scores per thread), for memory planning.
   static int64_t ScratchBytes(const LlamaConfig& config, int batch, int positions, int threads);
@@ -152,8 +160,10 @@ class LlamaSession {
   AlignedVector<float> q_, attn_out_;  // read and written by the attention kernels, 16 at a time
   std::vector<float> rope_angles_;     // cos, sin per rotated pair at the current position
   KvCacheType kv_type_;
-  AlignedVector<float> key_cache_, value_cache_;      // F32: [layer][sequence][pos][kv_dim]
-  std::vector<BlockQ8_0> key_blocks_, value_blocks_;  // Q8_0: [layer][sequence][pos][kv_dim/32]
+  // On zero pages, committed as rows are written: the rows a sample never reaches and the
+  // shared prompt's rows of sequences 1..n-1 (read from sequence 0) take no memory.
+  ZeroPages<float> key_cache_, value_cache_;        // F32: [layer][sequence][pos][kv_dim]
+  ZeroPages<BlockQ8_0> key_blocks_, value_blocks_;  // Q8_0: [layer][sequence][pos][kv_dim/32]
   // Where each layer's cache starts, in values (its kv_dim may differ from the others'), and
   // how many positions it holds (CachedPositions: sliding layers keep a ring of their window).
   std::vector<size_t> layer_cache_;

@@ -14,14 +14,16 @@ struct MemoryPlan {
   LlamaConfig config;
   int64_t parameters = 0;  // elements of every tensor
   int64_t weights = 0;     // the file's tensor data (memory-mapped, resident once read)
-  // The KV cache: every position on full layers, a ring of the window on sliding layers.
+  // The KV cache: every position on full layers (a shared prompt's once), a ring of the window
+  // on sliding layers.
   int64_t kv_cache = 0;
   int64_t scratch = 0;  // a session's activations, logits and attention scores
   int64_t total() const { return weights + kv_cache + scratch; }
 };
 
-// For `batch` sequences of `positions` each, the cache kept as `kv`.
+// For `batch` sequences of `positions` each, the cache kept as `kv`, the first `shared_prompt`
+// positions a prompt all sequences share (held once, KvCacheBytes).
 StatusOr<MemoryPlan> PlanMemory(const GgufFile& file, int positions, int batch, KvCacheType kv,
-                                int threads = 1);
+                                int threads = 1, int shared_prompt = 0);
 
 }  // namespace evald::kernels
