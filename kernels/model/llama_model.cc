@@ -60,28 +60,6 @@ Status LoadVector(const GgufFile& f, const std::string& name, int64_t n, const f
   return Status::Ok();
 }
 
-// `w` null: no weights (gemma4's value norm).
-void RmsNorm(const float* x, const float* w, float* out, int n, float eps) {
-  // ggml adds the squares up in double, in one running sum; here in eight independent ones, so
-  // that each add does not wait for the one before (one running sum took ~4 cycles a value, 2%
-  // of a 20-sample decode step). The double totals differ by rounding far below what the float
-  // mean keeps.
-  constexpr int kLanes = 8;
-  double lanes[kLanes] = {};
-  int i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) lanes[j] += static_cast<double>(x[i + j] * x[i + j]);
-  for (; i < n; ++i) lanes[0] += static_cast<double>(x[i] * x[i]);
-  double sum = 0;
-  for (double lane : lanes) sum += lane;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(sum / n) + eps);
-  if (w) {
-    for (i = 0; i < n; ++i) out[i] = x[i] * scale * w[i];
-  } else {
-    for (i = 0; i < n; ++i) out[i] = x[i] * scale;
-  }
-}
-
 // Rotary embedding: the angles of one position, cos and sin per pair, computed once for the
 // query and key heads of a layer. `freq_divisors` (gemma4's rope_freqs, one per pair, or null)
 // divide each pair's angle: proportional RoPE leaves the pairs with huge divisors unrotated.
@@ -404,7 +382,7 @@ void LlamaSession::ProjectQkv(const Step& step, int l) {
   const LayerShape& shape = c.layer[static_cast<size_t>(l)];
   const int kv_dim = shape.kv_dim(), q_dim = shape.q_dim(), hd = shape.head_dim;
   for (int s = 0; s < step.count; ++s)
-    RmsNorm(&x_[s * c.dim], L.attn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
+    matvec_.kernels().rms_norm(&x_[s * c.dim], L.attn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
   // One quantized input and one pass of the pool for the two or three projections.
   const WeightMatrix* projections[] = {&L.wq, &L.wk, &L.wv};
   float* outputs[] = {q_.data(), k_.data(), v_.data()};
@@ -425,15 +403,17 @@ void LlamaSession::ProjectQkv(const Step& step, int l) {
     }
     if (c.qk_norm) {
       for (int h = 0; h < shape.n_heads; ++h)
-        RmsNorm(q + h * hd, L.q_norm, q + h * hd, hd, c.rms_eps);
+        matvec_.kernels().rms_norm(q + h * hd, L.q_norm, q + h * hd, hd, c.rms_eps);
       for (int h = 0; h < shape.n_kv_heads; ++h)
-        RmsNorm(k + h * hd, L.k_norm, k + h * hd, hd, c.rms_eps);
+        matvec_.kernels().rms_norm(k + h * hd, L.k_norm, k + h * hd, hd, c.rms_eps);
     }
     if (c.value_norm)
       for (int h = 0; h < shape.n_kv_heads; ++h)
-        RmsNorm(v + h * hd, nullptr, v + h * hd, hd, c.rms_eps);
-    RopeAngles(static_cast<float>(p) * shape.rope_scale, shape.rope_base, shape.rope_dims,
-               L.rope_freqs, rope_angles_.data());
+        matvec_.kernels().rms_norm(v + h * hd, nullptr, v + h * hd, hd, c.rms_eps);
+    // A decode step's sequences share one position: its angles once per layer.
+    if (s == 0 || p != step.PosOf(s - 1))
+      RopeAngles(static_cast<float>(p) * shape.rope_scale, shape.rope_base, shape.rope_dims,
+                 L.rope_freqs, rope_angles_.data());
     Rope(q, shape.n_heads, hd, shape.rope_dims, rope_angles_.data(), c.rope_style);
     Rope(k, shape.n_kv_heads, hd, shape.rope_dims, rope_angles_.data(), c.rope_style);
     const size_t at = CacheAt(l, step.SeqOf(s), p);
@@ -505,7 +485,7 @@ void LlamaSession::AddResidual(int count, const float* post_norm) {
   const LlamaConfig& c = model_.config();
   if (post_norm)
     for (int s = 0; s < count; ++s)
-      RmsNorm(&xb_[s * c.dim], post_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
+      matvec_.kernels().rms_norm(&xb_[s * c.dim], post_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
   for (int i = 0; i < count * c.dim; ++i) x_[i] += xb_[i];
 }
 
@@ -513,7 +493,7 @@ void LlamaSession::FeedForward(int count, int l) {
   const LlamaConfig& c = model_.config();
   const LlamaLayer& L = model_.layers()[static_cast<size_t>(l)];
   for (int s = 0; s < count; ++s)
-    RmsNorm(&x_[s * c.dim], L.ffn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
+    matvec_.kernels().rms_norm(&x_[s * c.dim], L.ffn_norm, &xb_[s * c.dim], c.dim, c.rms_eps);
   const int hidden = c.layer[static_cast<size_t>(l)].hidden;
   const WeightMatrix* gate_up[] = {&L.w_gate, &L.w_up};
   float* outputs[] = {h1_.data(), h3_.data()};
@@ -555,7 +535,8 @@ StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, 
   const size_t needed = static_cast<size_t>(outputs) * c.vocab;
   if (logits_.size() < needed) logits_.resize(needed);
   for (int s = first_out; s < count; ++s)
-    RmsNorm(&x_[s * c.dim], model_.output_norm(), &xb_[(s - first_out) * c.dim], c.dim, c.rms_eps);
+    matvec_.kernels().rms_norm(&x_[s * c.dim], model_.output_norm(), &xb_[(s - first_out) * c.dim],
+                               c.dim, c.rms_eps);
   matvec_.ApplyBatch(model_.output(), xb_.data(), outputs, logits_.data());
   if (c.final_softcap > 0)
     for (int i = 0; i < outputs * c.vocab; ++i)

@@ -54,6 +54,32 @@ EVALD_EXP_AVX2_TARGET inline __m256i TailMask(int64_t n) {
 
 }  // namespace
 
+EVALD_EXP_AVX2_TARGET void RmsNormAvx2(const float* x, const float* w, float* out, int64_t n,
+                                       float eps) {
+  __m256d acc[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(),
+                    _mm256_setzero_pd()};  // lanes 0-3, 4-7, 8-11, 12-15
+  for (int64_t i = 0; i + 16 <= n; i += 16) {
+    for (int h = 0; h < 2; ++h) {
+      const __m256 v = _mm256_loadu_ps(x + i + 8 * h);
+      const __m256 squares = _mm256_mul_ps(v, v);
+      acc[2 * h] = _mm256_add_pd(acc[2 * h], _mm256_cvtps_pd(_mm256_castps256_ps128(squares)));
+      acc[2 * h + 1] =
+          _mm256_add_pd(acc[2 * h + 1], _mm256_cvtps_pd(_mm256_extractf128_ps(squares, 1)));
+    }
+  }
+  double lanes[16];
+  for (int k = 0; k < 4; ++k) _mm256_storeu_pd(lanes + 4 * k, acc[k]);
+  const float s = RmsNormScale(lanes, x, n, eps);
+  const __m256 scale = _mm256_set1_ps(s);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 y = _mm256_mul_ps(_mm256_loadu_ps(x + i), scale);
+    if (w) y = _mm256_mul_ps(y, _mm256_loadu_ps(w + i));
+    _mm256_storeu_ps(out + i, y);
+  }
+  for (; i < n; ++i) out[i] = w ? x[i] * s * w[i] : x[i] * s;
+}
+
 EVALD_EXP_AVX2_TARGET void ExpAvx2(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 8) {
     const __m256i m = TailMask(n - i);

@@ -40,6 +40,29 @@ EVALD_EXP_TARGET inline __m512 Exp16(__m512 x) {
 
 }  // namespace
 
+EVALD_EXP_TARGET void RmsNormAvx512(const float* x, const float* w, float* out, int64_t n,
+                                    float eps) {
+  __m512d low = _mm512_setzero_pd(), high = _mm512_setzero_pd();  // lanes 0-7 and 8-15
+  for (int64_t i = 0; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    const __m512 squares = _mm512_mul_ps(v, v);
+    low = _mm512_add_pd(low, _mm512_cvtps_pd(_mm512_castps512_ps256(squares)));
+    high = _mm512_add_pd(
+        high,
+        _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(squares), 1))));
+  }
+  double lanes[16];
+  _mm512_storeu_pd(lanes, low);
+  _mm512_storeu_pd(lanes + 8, high);
+  const __m512 scale = _mm512_set1_ps(RmsNormScale(lanes, x, n, eps));
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = TailMask(n - i);
+    __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), scale);
+    if (w) y = _mm512_mul_ps(y, _mm512_maskz_loadu_ps(m, w + i));
+    _mm512_mask_storeu_ps(out + i, m, y);
+  }
+}
+
 EVALD_EXP_TARGET void ExpAvx512(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = TailMask(n - i);

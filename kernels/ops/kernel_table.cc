@@ -44,6 +44,7 @@ KernelTable Scalar() {
   SetType(t, GgmlType::kQ6_K, {&RowQ8<BlockQ6_K, DotQ6_KScalar>});
   t.attend_q8_0 = &AttendQ8_0Heads<&DotQ8_0Scalar>;
   t.attend = &AttendScalar;
+  t.rms_norm = &RmsNormScalar;
   t.gated_silu = &GatedSiluScalar;
   t.softmax_weights = &SoftmaxWeightsScalar;
   return t;
@@ -58,6 +59,7 @@ KernelTable Avx2() {
   SetType(t, GgmlType::kQ6_K, {&RowQ8<BlockQ6_K, DotQ6_KAvx2>});
   t.attend_q8_0 = &AttendQ8_0Avx2;
   t.attend = &AttendAvx2;
+  t.rms_norm = &RmsNormAvx2;
   t.gated_silu = &GatedSiluAvx2;
   t.softmax_weights = &SoftmaxWeightsAvx2;
   t.packed_layout = Isa::kAvx2;
@@ -87,6 +89,7 @@ KernelTable Avx512Vnni() {
            &RowQ8Multi<BlockQ4_0, DotQ4_0MultiAvx512Vnni>});
   t.attend = &AttendAvx512;
   t.attend_q8_0 = &AttendQ8_0Avx512;
+  t.rms_norm = &RmsNormAvx512;
   t.gated_silu = &GatedSiluAvx512;
   t.softmax_weights = &SoftmaxWeightsAvx512;
   t.packed_layout = Isa::kAvx512Vnni;

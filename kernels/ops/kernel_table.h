@@ -52,6 +52,7 @@ struct KernelTable {
   std::array<TypeKernels, 32> types{};  // by GgmlType's value
   AttendFn attend = nullptr;            // over a float KV cache
   AttendQ8_0Fn attend_q8_0 = nullptr;   // over a Q8_0 KV cache
+  RmsNormFn rms_norm = nullptr;
   GatedSiluFn gated_silu = nullptr;
   SoftmaxWeightsFn softmax_weights = nullptr;  // the sampler's
   // The layout the packed kernels of this ISA read (kScalar: none) and their mat-vec.
