@@ -27,7 +27,10 @@ class ZeroPages {
   // `count` zero elements; throws std::bad_alloc where the address space is not there.
   explicit ZeroPages(size_t count) : size_(count) {
     if (count == 0) return;
-    void* p = mmap(nullptr, Bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    // No swap reserved for the whole: what is committed is what is written, and callers check
+    // that against the memory there is (kernels' CheckSessionMemory) before they write.
+    void* p = mmap(nullptr, Bytes(), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     // Pages of 4 KiB, also where transparent huge pages are on for every mapping: a huge page
     // would commit 2 MiB around the first row written (a whole sequence's block of a cache).

@@ -726,6 +726,38 @@ TEST_F(CoreEndpoint, StreamedDeltasNeverOutrunAStopString) {
   EXPECT_FALSE(streamed.empty());
 }
 
+// A request whose samples could outgrow the engine's memory budget is refused before it runs
+// (400, with the figures: a request to make smaller), streamed or not, and the endpoint goes on
+// serving.
+TEST(CoreEndpointMemory, RequestsBeyondTheBudgetAreRefusedAndServingGoesOn) {
+  CoreEngine::Options options;
+  // stories260K: 1,280 bytes of F32 cache per position; 128 samples of 500 tokens need ~82 MB.
+  options.memory_budget = 8 << 20;
+  auto engine = CoreEngine::Load(kStories, options);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  auto routes = std::make_unique<OpenAiRoutes>(std::shared_ptr<CoreEngine>(std::move(*engine)),
+                                               "stories", TokenScopes{});
+  HttpServerOptions o;
+  o.port = 0;
+  HttpServer server(o,
+                    [](const HttpRequest& r) { return Reply(r, http::status::not_found, "{}"); });
+  server.SetLongHandler(&OpenAiRoutes::Matches,
+                        [&](const HttpRequest& r, HttpResponder& out) { routes->Handle(r, out); });
+  ASSERT_TRUE(server.Start().ok());
+  auto post = [&](const std::string& body) {
+    return testing::Http(server.port(), "POST", "/v1/completions", "", body);
+  };
+  for (const char* stream : {"false", "true"}) {
+    auto refused =
+        post(std::string(R"({"prompt":"Once","n":128,"max_tokens":500,"stream":)") + stream + "}");
+    EXPECT_EQ(refused.status, 400) << refused.body;
+    EXPECT_NE(refused.body.find("of KV cache (f32)"), std::string::npos) << refused.body;
+    EXPECT_NE(refused.body.find("is the budget"), std::string::npos) << refused.body;
+  }
+  auto served = post(R"({"prompt":"Once","n":2,"max_tokens":4})");
+  EXPECT_EQ(served.status, 200) << served.body;
+}
+
 // What the official clients send and expect: max_completion_tokens honoured, the usage chunk
 // with `"choices": []`, and fields evald does not implement refused by name, not ignored.
 TEST_F(CoreEndpoint, OfficialClientFieldsAreHonouredOrRefusedByName) {

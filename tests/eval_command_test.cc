@@ -14,6 +14,7 @@
 
 #include "base/file_io.h"
 #include "base/hash.h"
+#include "base/memory_info.h"
 #include "base/py_text.h"
 #include "evald/proto/compare.pb.h"
 #include "evald/proto/eval.pb.h"
@@ -632,6 +633,27 @@ TEST_F(EvalCommand, GeneratePrintsTheRenderedPrompt) {
   auto none = RunEvald("generate --model " + stories + " --chat --prompt x --max-tokens 1");
   EXPECT_NE(none.exit_code, 0);
   EXPECT_NE(none.output.find("--chat-format"), std::string::npos) << none.output;
+}
+
+// `evald generate` asking for more cache than the machine has: a clear error and exit 2 (it
+// used to end in std::bad_alloc and abort).
+TEST_F(EvalCommand, GenerateRefusesSamplesThatCouldOutgrowTheMemory) {
+  const int64_t available = AvailableMemoryBytes();  // 131 GB would fit, and run for days
+  if (available <= 0 || available >= 120'000'000'000) GTEST_SKIP() << "this machine's memory";
+  const std::string stories = std::string(EVALD_SHARED_DIR) + "/models/stories260K-f32.gguf";
+  kernels::RandomModelShape shape;  // a million positions, 1 KiB of F32 cache each
+  shape.dim = 64;
+  shape.heads = 4;
+  shape.kv_heads = 4;
+  shape.hidden = 64;
+  shape.context = 1 << 20;
+  const std::string path = dir_ + "/long-context.gguf";
+  ASSERT_TRUE(kernels::WriteRandomModel(shape, stories, path).ok());
+  auto r = RunEvald("generate --model " + path +
+                    " --prompt Once --n 128 --max-tokens 1000000 --temperature 0.8");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("of KV cache (f32)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
 }
 
 // `evald drift` on two built-in problems' references: Q4_0 drifts further from F32 than Q8_0

@@ -19,6 +19,7 @@
 
 #include "base/file_io.h"
 #include "base/hash.h"
+#include "base/memory_info.h"
 #include "kernels/generate/generator.h"
 #include "kernels/generate/teacher_forcing.h"
 #include "kernels/gguf/gguf_writer.h"
@@ -1121,6 +1122,54 @@ TEST(SharedPrompt, IsHeldOnceInMemory) {
     EXPECT_LT(resident * 4, KvCacheBytes(c, kv, n + steps, batch)) << "not a prompt per sequence";
     EXPECT_EQ(session.kv_cache_bytes(), KvCacheBytes(c, kv, 2048, batch)) << "reserved";
   }
+  std::remove(path.c_str());
+}
+
+// Samples that could outgrow the memory are refused before anything runs, with the figures,
+// where a cache too large to reserve used to end the process (std::bad_alloc): 128 samples of a
+// million positions of a long-context model against this machine's available memory, and
+// small requests against a budget; within it they run.
+TEST(SessionMemory, SamplesThatCouldOutgrowTheMemoryAreRefusedBeforeTheyRun) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  RandomModelShape shape;  // 4 KV heads of 16 over 2 layers: 1 KiB of F32 cache per position
+  shape.dim = 64;
+  shape.heads = 4;
+  shape.kv_heads = 4;
+  shape.hidden = 64;
+  shape.context = 1 << 20;
+  const std::string path = "/tmp/evald-long-" + RandomHex(4) + ".gguf";
+  ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
+  auto model = LlamaModel::Load(path);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  auto tok = SpmTokenizer::FromGguf((*model)->file());
+  ASSERT_TRUE(tok.ok());
+  GenerateOptions o;
+  o.n = 128;
+  o.max_tokens = 1'000'000;  // 128 x 1M positions x 1 KiB: 131 GB
+  o.sampling.temperature = 0.8f;
+  const int64_t available = AvailableMemoryBytes();
+  if (available > 0 && available < 120'000'000'000) {  // else it would fit, and run for days
+    auto huge = Generate(**model, *tok, "Once", o);
+    ASSERT_EQ(huge.status().code(), Status::Code::kResourceExhausted) << huge.status().ToString();
+    EXPECT_NE(huge.status().message().find("128 sample(s) of up to 1000002 positions need up to "
+                                           "131.07 GB of KV cache (f32)"),
+              std::string::npos)
+        << huge.status().message();
+    EXPECT_NE(huge.status().message().find("is available"), std::string::npos);
+    EXPECT_NE(huge.status().message().find("q8_0"), std::string::npos);
+  }
+  o.n = 2;
+  o.max_tokens = 4;
+  o.memory_budget = 4096;
+  auto over = Generate(**model, *tok, "Once", o);
+  ASSERT_EQ(over.status().code(), Status::Code::kResourceExhausted);
+  EXPECT_NE(over.status().message().find("is the budget"), std::string::npos);
+  o.memory_budget = 64 << 20;
+  auto within = Generate(**model, *tok, "Once", o);
+  ASSERT_TRUE(within.ok()) << within.status().ToString();
+  EXPECT_EQ(within->size(), 2u);
+  o.memory_budget = -1;
+  EXPECT_EQ(Generate(**model, *tok, "Once", o).status().code(), Status::Code::kInvalidArgument);
   std::remove(path.c_str());
 }
 

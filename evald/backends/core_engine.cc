@@ -38,6 +38,7 @@ StatusOr<std::unique_ptr<CoreEngine>> CoreEngine::Load(const std::string& path,
   engine->name_ = SanitizeUtf8(engine->name_);
   engine->threads_ = threads;
   engine->kv_ = kv;
+  engine->memory_budget_ = options.memory_budget;
   engine->model_ = std::move(*model);
   engine->tokenizer_ = std::move(*tok);
   // Kept whatever it says: a file whose template cannot be rendered still serves completions,
@@ -91,6 +92,7 @@ StatusOr<CoreResult> CoreEngine::Generate(const CoreRequest& request, const OnTe
   o.stop = request.stop;
   o.threads = threads_;
   o.kv_cache = kv_;
+  o.memory_budget = memory_budget_;
   o.logprobs = request.logprobs;
   if (!request.messages.empty() && chat_.ok()) o.end_tokens = chat_->EndOfTurnTokens(*tokenizer_);
   o.on_update = [&](int s, const kernels::Completion& c, bool finished) {

@@ -56,6 +56,10 @@ class CoreEngine {
     // How chats are rendered: a name from kernels::ChatFormatNames(), or empty for the file's
     // own tokenizer.chat_template run by the template engine.
     std::string chat_format;
+    // Bytes a request's samples may hold in KV cache and scratch once all reach max_tokens;
+    // more is refused (ResourceExhausted) before anything runs. 0: the memory the machine has
+    // available at the time.
+    int64_t memory_budget = 0;
   };
   static StatusOr<std::unique_ptr<CoreEngine>> Load(const std::string& path,
                                                     const Options& options);
@@ -79,6 +83,7 @@ class CoreEngine {
   std::string path_, name_;
   int threads_ = 1;
   kernels::KvCacheType kv_ = kernels::KvCacheType::kF32;
+  int64_t memory_budget_ = 0;
   std::unique_ptr<kernels::LlamaModel> model_;
   std::unique_ptr<kernels::Tokenizer> tokenizer_;
   StatusOr<kernels::ChatRenderer> chat_ = Status::NotFound("no chat format");

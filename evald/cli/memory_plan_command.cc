@@ -10,7 +10,7 @@
 #include <iostream>
 #include <memory>
 
-#include "base/file_io.h"
+#include "base/memory_info.h"
 #include "evald/cli/report_io.h"
 #include "kernels/gguf/gguf_file.h"
 #include "kernels/gguf/random_model.h"
@@ -26,15 +26,6 @@ struct PlanFlags {
   std::string model, layout, type = "q4_0", kv_cache = "f32";
   int context = 8192, n = 1, threads = 1, prompt = 0;
 };
-
-// MemAvailable of /proc/meminfo in bytes (0 when it cannot be read).
-int64_t MemAvailableBytes() {
-  auto text = ReadFileBounded("/proc/meminfo", 1 << 16);
-  if (!text.ok()) return 0;
-  size_t at = text->find("MemAvailable:");
-  if (at == std::string::npos) return 0;
-  return std::strtoll(text->c_str() + at + 13, nullptr, 10) * 1024;
-}
 
 std::string Gb(int64_t bytes) {
   const double b = static_cast<double>(bytes);
@@ -66,7 +57,7 @@ void Print(const std::string& source, const MemoryPlan& p, const PlanFlags& f) {
   }
   std::cout << fmt::format("  {:<34} {:.1f} MB\n", "scratch (activations, logits)",
                            static_cast<double>(p.scratch) / 1e6);
-  const int64_t available = MemAvailableBytes();
+  const int64_t available = AvailableMemoryBytes();
   std::cout << fmt::format("  {:<34} {}", "total", Gb(p.total()));
   if (available > 0)
     std::cout << fmt::format(" - this machine has {} available: {}", Gb(available),

@@ -61,6 +61,7 @@ struct ServeFlags {
   int decode_threads = 1;
   std::string kv_cache, chat_format;
   int max_generations = 16;
+  double memory_gb = 0;  // --model: a request's KV cache and scratch at most (0: what is free)
   uint64_t min_free_mb = 256;
   ExecutorFlags executor;
   GradingFlagValues grading;  // what runs that state none grade with
@@ -110,6 +111,7 @@ StatusOr<std::unique_ptr<OpenAiRoutes>> ServedModel(const ServeFlags& f,
   core.threads = f.decode_threads;
   core.kv = *kv;
   core.chat_format = f.chat_format;
+  core.memory_budget = static_cast<int64_t>(f.memory_gb * 1e9);
   auto engine = CoreEngine::Load(f.model, core);
   if (!engine.ok()) return engine.status();
   auto format = (*engine)->ChatFormatInUse();
@@ -267,6 +269,10 @@ void RegisterServeCommand(CLI::App& app, std::function<int()>* run) {
                   "--model: how /v1/chat/completions renders messages (" +
                       kernels::ChatFormatNameList() +
                       "; default: recognised from the file's template)");
+  cmd->add_option("--memory-gb", f->memory_gb,
+                  "--model: the KV cache and scratch one request may need once its samples reach "
+                  "max_tokens; larger requests get a 400 (default: the memory available then)")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--decode-threads", f->decode_threads,
                   "threads of the decoding core (served model and core-backend runs)")
       ->check(CLI::Range(1, 256));

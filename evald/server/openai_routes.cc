@@ -300,7 +300,10 @@ void OpenAiRoutes::Failed(Reply& reply, const Status& st) {
     out.End();
     return;
   }
-  const bool bad = st.code() == Status::Code::kInvalidArgument;
+  // A request that could outgrow the memory is one to make smaller, not to retry (a 400, as
+  // servers answer one that exceeds the context).
+  const bool bad =
+      st.code() == Status::Code::kInvalidArgument || st.code() == Status::Code::kResourceExhausted;
   out.Respond(ApiError(reply.req,
                        bad ? http::status::bad_request : http::status::service_unavailable,
                        st.message(), bad ? "invalid_request_error" : "server_error"));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "kernels/model/memory_plan.h"
 #include "kernels/ops/thread_pool.h"
 
 namespace evald::kernels {
@@ -25,6 +26,7 @@ StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
     return Status::InvalidArgument("logprobs must be -1.." + std::to_string(kMaxTopLogprobs));
   if (options.threads < 1 || options.threads > 256)
     return Status::InvalidArgument("threads must be 1..256");
+  if (options.memory_budget < 0) return Status::InvalidArgument("memory_budget must be >= 0");
   if (prompt_tokens.empty()) return Status::InvalidArgument("empty prompt");
   const int context = model.config().context;
   if (static_cast<int>(prompt_tokens.size()) >= context)
@@ -40,8 +42,12 @@ StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
   EVALD_RETURN_IF_ERROR(CheckKvCacheType(model.config(), options.kv_cache));
   if (!IsaSupported(options.isa))
     return Status::InvalidArgument(std::string("this CPU cannot run ") + IsaName(options.isa));
-  LlamaSession session(model, max_positions, KernelTable::For(options.isa), n, pool.get(),
-                       options.kv_cache);
+  // Refused here if the n samples could outgrow the memory (or the budget) before they end.
+  auto opened =
+      OpenSession(model, max_positions, KernelTable::For(options.isa), n, pool.get(),
+                  options.kv_cache, static_cast<int>(prompt_tokens.size()), options.memory_budget);
+  if (!opened.ok()) return opened.status();
+  LlamaSession& session = **opened;
   const float* logits = nullptr;
   // The prompt in chunks: each weight matrix streamed once per chunk, not once per token.
   for (size_t i = 0; i < prompt_tokens.size(); i += LlamaSession::kPrefillChunk) {

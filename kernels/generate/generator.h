@@ -26,6 +26,9 @@ struct GenerateOptions {
   int threads = 1;        // matrix rows split over this many threads (a non-spinning pool)
   Isa isa = DetectIsa();  // whose kernels the session picks (kernel_table.h), once
   KvCacheType kv_cache = KvCacheType::kF32;  // q8_0: a quarter of the memory (see LlamaSession)
+  // Bytes the n samples may hold in KV cache and scratch once all reach max_tokens; more is
+  // refused (ResourceExhausted) before anything runs. 0: the memory available when it starts.
+  int64_t memory_budget = 0;
   // Tokens that end a sample as EOS does (a chat format's end of turn); not part of the text.
   std::vector<int> end_tokens;
   // -1: no log-probs; K >= 0: each generated token's log-prob and the K likeliest tokens' at

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/generate/token_logprobs.h"
+#include "kernels/model/memory_plan.h"
 #include "kernels/ops/kernel_table.h"
 
 namespace evald::kernels {
@@ -29,7 +30,10 @@ Status ForEachNextTokenLogprobs(const LlamaModel& model, const std::vector<int>&
                                    std::to_string(model.config().context));
   if (!IsaSupported(isa)) return Status::InvalidArgument("this CPU cannot run that ISA");
   const int vocab = model.config().vocab;
-  LlamaSession session(model, static_cast<int>(tokens.size()), KernelTable::For(isa));
+  auto opened = OpenSession(model, static_cast<int>(tokens.size()), KernelTable::For(isa), 1,
+                            nullptr, KvCacheType::kF32, 0);
+  if (!opened.ok()) return opened.status();
+  LlamaSession& session = **opened;
   // Everything before the last unscored token in chunks: its logits are not needed.
   const size_t context = first - 1;
   for (size_t i = 0; i < context; i += LlamaSession::kPrefillChunk) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "base/status.h"
 #include "kernels/gguf/gguf_file.h"
@@ -25,5 +26,21 @@ struct MemoryPlan {
 // positions a prompt all sequences share (held once, KvCacheBytes).
 StatusOr<MemoryPlan> PlanMemory(const GgufFile& file, int positions, int batch, KvCacheType kv,
                                 int threads = 1, int shared_prompt = 0);
+
+// Whether a session of `batch` sequences of up to `positions` each (the first `shared_prompt` a
+// prompt they share), its cache kept as `kv`, fits `budget_bytes` once every sequence has
+// reached `positions`: the KV cache that would then be committed (KvCacheBytes) and the scratch.
+// budget_bytes 0: the memory this machine has available now (AvailableMemoryBytes), unchecked
+// where that cannot be read. ResourceExhausted, with the figures and what would lower them,
+// where it does not fit: a session that runs out of memory half way is killed, not refused.
+Status CheckSessionMemory(const LlamaConfig& config, KvCacheType kv, int positions, int batch,
+                          int shared_prompt, int threads, int64_t budget_bytes = 0);
+
+// A session (LlamaSession's arguments) once CheckSessionMemory finds it fits; ResourceExhausted
+// where it does not, or where its cache cannot be reserved.
+StatusOr<std::unique_ptr<LlamaSession>> OpenSession(const LlamaModel& model, int positions,
+                                                    const KernelTable& kernels, int batch,
+                                                    ThreadPool* pool, KvCacheType kv,
+                                                    int shared_prompt, int64_t budget_bytes = 0);
 
 }  // namespace evald::kernels
