@@ -50,6 +50,19 @@ bool HaveModels() {
   return IsRegularFile(Models() + "/stories260K-f32.gguf");
 }
 
+// A random-weight model of `shape` with stories260K's vocabulary, loaded from a temporary file
+// that is removed once loaded (the model keeps it mapped).
+StatusOr<std::unique_ptr<LlamaModel>> LoadRandomModel(const RandomModelShape& shape,
+                                                      const std::string& name) {
+  const std::string path = "/tmp/evald-" + name + "-" + RandomHex(4) + ".gguf";
+  if (Status written = WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path);
+      !written.ok())
+    return written;
+  auto model = LlamaModel::Load(path);
+  std::remove(path.c_str());
+  return model;
+}
+
 const char* kKnownText =
     ", there was a little girl named Lily. She loved to play outside in the park. One day, she saw "
     "a big, red ball. She wanted to play with it, but it was too high.";
@@ -979,9 +992,7 @@ TEST(SlidingWindowRing, PrefillForwardAndSharedBatchesAgreeOverManyRings) {
     shape.sliding_window = std::string(arch) == "gemma2" ? 3 : 5;
     shape.head_dim_swa = 32;
     shape.kv_heads_swa = 2;
-    const std::string path = "/tmp/evald-ring-" + RandomHex(4) + ".gguf";
-    ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
-    auto model = LlamaModel::Load(path);
+    auto model = LoadRandomModel(shape, "ring");
     ASSERT_TRUE(model.ok()) << model.status().ToString();
     const int n = 70, vocab = (*model)->config().vocab;
     std::vector<int> prompt;
@@ -1008,7 +1019,6 @@ TEST(SlidingWindowRing, PrefillForwardAndSharedBatchesAgreeOverManyRings) {
     const float* c = *batch.ForwardBatch(next, n);
     for (int s = 0; s < 3; ++s)
       ASSERT_EQ(std::memcmp(a, c + s * vocab, sizeof(float) * vocab), 0) << arch << " seq " << s;
-    std::remove(path.c_str());
   }
 }
 
@@ -1025,9 +1035,7 @@ TEST(SharedPrompt, EverySequenceDecodesAsItDoesAlone) {
   shape.head_dim = 32;
   shape.hidden = 128;
   shape.weight_type = GgmlType::kQ8_0;
-  const std::string path = "/tmp/evald-shared-" + RandomHex(4) + ".gguf";
-  ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
-  auto model = LlamaModel::Load(path);
+  auto model = LoadRandomModel(shape, "shared");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const int n = 45, steps = 4, vocab = (*model)->config().vocab;
   std::vector<int> prompt;
@@ -1078,7 +1086,6 @@ TEST(SharedPrompt, EverySequenceDecodesAsItDoesAlone) {
       }
     }
   }
-  std::remove(path.c_str());
 }
 
 // The cache is reserved for every position of every sequence but committed only where rows are
@@ -1094,9 +1101,7 @@ TEST(SharedPrompt, IsHeldOnceInMemory) {
   shape.head_dim = 64;
   shape.hidden = 64;
   shape.context = 2048;
-  const std::string path = "/tmp/evald-resident-" + RandomHex(4) + ".gguf";
-  ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
-  auto model = LlamaModel::Load(path);
+  auto model = LoadRandomModel(shape, "resident");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const LlamaConfig& c = (*model)->config();
   const int n = 1000, steps = 3, batch = 8;
@@ -1122,7 +1127,6 @@ TEST(SharedPrompt, IsHeldOnceInMemory) {
     EXPECT_LT(resident * 4, KvCacheBytes(c, kv, n + steps, batch)) << "not a prompt per sequence";
     EXPECT_EQ(session.kv_cache_bytes(), KvCacheBytes(c, kv, 2048, batch)) << "reserved";
   }
-  std::remove(path.c_str());
 }
 
 // Samples that could outgrow the memory are refused before anything runs, with the figures,
@@ -1137,9 +1141,7 @@ TEST(SessionMemory, SamplesThatCouldOutgrowTheMemoryAreRefusedBeforeTheyRun) {
   shape.kv_heads = 4;
   shape.hidden = 64;
   shape.context = 1 << 20;
-  const std::string path = "/tmp/evald-long-" + RandomHex(4) + ".gguf";
-  ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
-  auto model = LlamaModel::Load(path);
+  auto model = LoadRandomModel(shape, "long");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   auto tok = SpmTokenizer::FromGguf((*model)->file());
   ASSERT_TRUE(tok.ok());
@@ -1170,7 +1172,6 @@ TEST(SessionMemory, SamplesThatCouldOutgrowTheMemoryAreRefusedBeforeTheyRun) {
   EXPECT_EQ(within->size(), 2u);
   o.memory_budget = -1;
   EXPECT_EQ(Generate(**model, *tok, "Once", o).status().code(), Status::Code::kInvalidArgument);
-  std::remove(path.c_str());
 }
 
 // stories260K at Q8_0 with its tokenizer: the small real model the sampling tests decode.
