@@ -663,6 +663,108 @@ TEST(Attention, SimdPathEqualsTheScalarOracle) {
   }
 }
 
+// Scores computed once for many query heads (SharedScoresFn: the heads of n samples over the
+// prompt they share, a prefill chunk's tokens over the positions before it) and handed to the
+// attend kernel (AttentionHead::scored) give each head the result that kernel computes alone,
+// bit for bit, for every kernel table that has them (the AVX-512 one must): head sizes taken in
+// registers (16 to 256) and handed to the scalar path (24), with and without soft-capping,
+// windows from 0 and later, over a ring, 1 to all positions scored ahead; 9 heads of 3 vectors,
+// so that the kernel's pairs of heads leave one over. Scores of order 1 (unit keys and queries):
+// where all are near 0, every e^score rounds to 1 and a wrong score goes unseen.
+TEST(Attention, SharedScoresGiveEachHeadItsOwnResultBitForBit) {
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512Vnni})
+    if (IsaSupported(isa) && KernelTable::For(isa).shared_scores) isas.push_back(isa);
+  if (IsaSupported(Isa::kAvx512Vnni)) {
+    ASSERT_NE(KernelTable::For(Isa::kAvx512Vnni).shared_scores, nullptr);
+  }
+  std::mt19937 rng(12);
+  std::normal_distribution<float> dist(0, 1);
+  const int group = 3, vectors = 3, heads = group * vectors, positions = 200, kv_heads = 2;
+  for (int head_dim : {16, 32, 64, 256, 24}) {
+    const int64_t stride = static_cast<int64_t>(kv_heads) * head_dim;
+    std::vector<float> keys(static_cast<size_t>(positions * stride)), values(keys.size()),
+        q(static_cast<size_t>(heads * head_dim));
+    for (auto& v : keys) v = dist(rng);
+    for (auto& v : values) v = dist(rng);
+    for (auto& v : q) v = dist(rng);
+    for (float softcap : {0.0f, 30.0f}) {
+      for (auto [first, last, ring] :
+           {std::tuple{0, 199, 0}, std::tuple{0, 40, 0}, std::tuple{150, 199, 64}}) {
+        for (int scored : {1, 15, 16, 17, 40, last - first + 1}) {
+          if (scored > last - first + 1) continue;
+          AttentionHead head{head_dim, stride, 1.0f / std::sqrt(static_cast<float>(head_dim)),
+                             softcap};
+          head.ring = ring;
+          const std::string what = "head_dim " + std::to_string(head_dim) + " softcap " +
+                                   std::to_string(softcap) + " window " + std::to_string(first) +
+                                   ".." + std::to_string(last) + " ring " + std::to_string(ring) +
+                                   " scored " + std::to_string(scored);
+          const int64_t span = last + 1;
+          for (Isa isa : isas) {
+            const KernelTable& k = KernelTable::For(isa);
+            std::vector<float> scratch(static_cast<size_t>(group * span)), want(q.size());
+            for (int v = 0; v < vectors; ++v)
+              k.attend(head, group, q.data() + v * group * head_dim, keys.data() + head_dim,
+                       values.data() + head_dim, first, last, scratch.data(),
+                       want.data() + v * group * head_dim);
+            // Head i's scores at i x span: vector v's heads at v x group x span, as attend lays
+            // out its own.
+            std::vector<float> scores(static_cast<size_t>(heads * span)), got(q.size());
+            std::vector<const float*> queries;
+            std::vector<float*> rows;
+            for (int i = 0; i < heads; ++i) {
+              queries.push_back(q.data() + i * head_dim);
+              rows.push_back(scores.data() + i * span);
+            }
+            k.shared_scores(head, heads, queries.data(), keys.data() + head_dim, first,
+                            first + scored - 1, rows.data());
+            AttentionHead with_scores = head;
+            with_scores.scored = scored;
+            for (int v = 0; v < vectors; ++v)
+              k.attend(with_scores, group, q.data() + v * group * head_dim, keys.data() + head_dim,
+                       values.data() + head_dim, first, last, scores.data() + v * group * span,
+                       got.data() + v * group * head_dim);
+            ASSERT_EQ(std::memcmp(got.data(), want.data(), sizeof(float) * got.size()), 0)
+                << IsaName(isa) << " " << what;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Every float-cache kernel takes the scores it is given as they are (AttentionHead::scored),
+// those of kernel tables without shared scores (AVX2) too: one given score far above the rest
+// puts all the weight on its position's values.
+TEST(Attention, GivenScoresAreTakenAsTheyAre) {
+  std::vector<std::pair<const char*, AttendFn>> paths = {{"scalar", &AttendScalar}};
+  if (IsaSupported(Isa::kAvx2)) paths.emplace_back("avx2", &AttendAvx2);
+  if (IsaSupported(Isa::kAvx512Vnni)) paths.emplace_back("avx512", &AttendAvx512);
+  std::mt19937 rng(13);
+  std::normal_distribution<float> dist(0, 1);
+  const int head_dim = 64, group = 2, first = 0, last = 99, scored = 37, chosen = 20;
+  std::vector<float> keys(static_cast<size_t>((last + 1) * head_dim)), values(keys.size()),
+      q(static_cast<size_t>(group * head_dim));
+  for (auto& v : keys) v = dist(rng);
+  for (auto& v : values) v = dist(rng);
+  for (auto& v : q) v = dist(rng);
+  AttentionHead head{head_dim, head_dim, 1.0f / 8, 0.0f};
+  head.scored = scored;
+  for (const auto& [name, attend] : paths) {
+    std::vector<float> scores(static_cast<size_t>(group * (last + 1))), out(q.size());
+    for (int g = 0; g < group; ++g)
+      for (int t = first; t < first + scored; ++t)
+        scores[static_cast<size_t>(g * (last + 1) + t)] = t == chosen ? 1000.0f : -1000.0f;
+    attend(head, group, q.data(), keys.data(), values.data(), first, last, scores.data(),
+           out.data());
+    for (int g = 0; g < group; ++g)
+      for (int i = 0; i < head_dim; ++i)
+        ASSERT_NEAR(out[g * head_dim + i], values[chosen * head_dim + i], 1e-5f)
+            << name << " head " << g << " at " << i;
+  }
+}
+
 // Attention over a Q8_0 cache: the AVX2 and AVX-512 kernels against the scalar oracle (AttendQ8_0
 // head by head, the scalar block dot), over whole and partial windows, a ring, and a shared prompt
 // read from another sequence's rows; head sizes it takes (multiples of 32 up to 256) and ones it

@@ -149,6 +149,23 @@ class LlamaSession {
   bool FullLayer(int l) const { return layer_slots_[static_cast<size_t>(l)] >= max_positions_; }
   void ProjectQkv(const Step& step, int layer);
   void Attention(const Step& step, int layer);
+  // The first position vector s of the step attends to in layer l (a sliding layer's window).
+  int FirstPosition(const Step& step, int l, int s) const;
+  // Positions [0, k) whose keys every vector of the step reads from the same rows, each from its
+  // first position (a decode step's sequences over the prompt they share, a prefill chunk's
+  // tokens over the positions before it): their scores are computed once for all of the step's
+  // query heads of a KV head (SharedScoresFn). 0 where nothing is shared, the kernels have no
+  // shared scores, the pool has more threads than there are KV heads to split by, or the scores
+  // would outgrow kMostSharedScores.
+  int SharedPositions(const Step& step, int l) const;
+  // The query heads of vector s over KV head kv: `scores`, group x (position + 1) floats, holds
+  // the scores of the first `scored` positions of each head already.
+  void AttendHeads(const Step& step, int l, int kv, int s, int scored, float* scores);
+  // Every KV head on its own (split across the pool), the scores of positions [0, shared) once
+  // for all vectors of the step, then each vector's heads.
+  void AttendSharing(const Step& step, int l, int shared);
+  // The most floats of scores one thread holds for AttendSharing.
+  static constexpr int64_t kMostSharedScores = int64_t{8} << 20;
   void FeedForward(int count, int layer);
   void AddResidual(int count, const float* post_norm);
 

@@ -11,14 +11,19 @@ namespace evald::kernels {
 
 namespace {
 
+// Position t's score: q . k in order, scaled and capped.
+float ScoreOne(const AttentionHead& h, const float* q, const float* keys, int t) {
+  const float* k = keys + h.At(t);
+  float dot = 0;
+  for (int i = 0; i < h.head_dim; ++i) dot += q[i] * k[i];
+  return Cap(dot * h.scale, h.softcap);
+}
+
 void AttendOne(const AttentionHead& h, const float* q, const float* keys, const float* values,
                int first, int last, float* scores, float* out) {
   float max = -INFINITY;
   for (int t = first; t <= last; ++t) {
-    const float* k = keys + h.At(t);
-    float dot = 0;
-    for (int i = 0; i < h.head_dim; ++i) dot += q[i] * k[i];
-    scores[t] = Cap(dot * h.scale, h.softcap);
+    if (t >= first + h.scored) scores[t] = ScoreOne(h, q, keys, t);
     max = std::max(max, scores[t]);
   }
   const double sum = SoftmaxNumerators(scores, first, last, max);
@@ -42,6 +47,12 @@ void AttendScalar(const AttentionHead& h, int heads, const float* q, const float
   for (int g = 0; g < heads; ++g)
     AttendOne(h, q + g * h.head_dim, keys, values, first, last,
               scores + static_cast<int64_t>(g) * (last + 1), out + g * h.head_dim);
+}
+
+void SharedScoresScalar(const AttentionHead& h, int heads, const float* const* q, const float* keys,
+                        int first, int last, float* const* scores) {
+  for (int i = 0; i < heads; ++i)
+    for (int t = first; t <= last; ++t) scores[i][t] = ScoreOne(h, q[i], keys, t);
 }
 
 void AttendQ8_0(const AttentionHead& h, const float* q, const BlockQ8_0* keys,

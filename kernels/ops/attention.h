@@ -24,6 +24,10 @@ struct AttentionHead {
   // of a prompt the two share); never with a ring.
   int prefix = 0;
   int64_t prefix_offset = 0;
+  // > 0: the scores of positions [first, first + scored) come with the call, already in `scores`
+  // (scaled and capped, from the same instruction set's SharedScoresFn); the float-cache kernels
+  // only read them. The Q8_0-cache kernels compute every score and must be given 0.
+  int scored = 0;
   int64_t Row(int t) const { return ring > 0 ? t % ring : t; }
   // Where position t's key (and value) starts, in values from the keys (values) pointer.
   int64_t At(int t) const { return (t < prefix ? prefix_offset : 0) + Row(t) * stride; }
@@ -49,6 +53,21 @@ void AttendAvx512(const AttentionHead& head, int heads, const float* q, const fl
 // Head sizes that are not a multiple of 8 up to 256 take the scalar path.
 void AttendAvx2(const AttentionHead& head, int heads, const float* q, const float* keys,
                 const float* values, int first, int last, float* scores, float* out);
+
+// The scores of many query heads over the same cached positions, each block of keys read once
+// for all of them: the heads of several vectors that attend over one KV head's rows (n samples
+// over the prompt they share; a prefill chunk's tokens over the positions before it). Head i's
+// query at q[i], its scores of positions [first, last] at scores[i][t], scaled and soft-capped:
+// bit for bit what the attend kernel of the same instruction set computes for them, so that a
+// head's result is the same whether its scores came from here (AttentionHead::scored) or not.
+using SharedScoresFn = void (*)(const AttentionHead& head, int heads, const float* const* q,
+                                const float* keys, int first, int last, float* const* scores);
+void SharedScoresScalar(const AttentionHead& head, int heads, const float* const* q,
+                        const float* keys, int first, int last, float* const* scores);
+// Head sizes that are not a multiple of 16 up to 256 go head by head through the scalar dot,
+// which AttendAvx512 does not use for them either (it takes the scalar path).
+void SharedScoresAvx512(const AttentionHead& head, int heads, const float* const* q,
+                        const float* keys, int first, int last, float* const* scores);
 
 // An integer Q8_0 block dot (dot.h), for the scores against a Q8_0 cache.
 using BlockDotQ8_0Fn = float (*)(const BlockQ8_0* w, const BlockQ8_0* x, int64_t n);

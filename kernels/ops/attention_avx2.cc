@@ -128,9 +128,13 @@ EVALD_ATTEND_AVX2_TARGET void AttendGroupLanes(const AttentionHead& h, int heads
   constexpr int kDim = 8 * L;
   const int64_t span = last + 1;  // scores of head g at scores + g * span
   float max[kMaxAttendGroup];
-  for (int g = 0; g < heads; ++g) max[g] = -INFINITY;
+  const int from = first + h.scored;  // the scores of [first, from) came with the call
+  for (int g = 0; g < heads; ++g) {
+    max[g] = -INFINITY;
+    for (int t = first; t < from; ++t) max[g] = std::max(max[g], scores[g * span + t]);
+  }
   const float* rows[kBlock];
-  for (int t = first; t <= last; t += kBlock) {
+  for (int t = from; t <= last; t += kBlock) {
     const int n = std::min(kBlock, last + 1 - t);
     for (int j = 0; j < n; ++j) rows[j] = keys + h.At(t + j);
     for (int g = 0; g < heads; ++g) {

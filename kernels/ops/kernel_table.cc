@@ -44,6 +44,7 @@ KernelTable Scalar() {
   SetType(t, GgmlType::kQ6_K, {&RowQ8<BlockQ6_K, DotQ6_KScalar>});
   t.attend_q8_0 = &AttendQ8_0Heads<&DotQ8_0Scalar>;
   t.attend = &AttendScalar;
+  t.shared_scores = &SharedScoresScalar;
   t.rms_norm = &RmsNormScalar;
   t.gated_silu = &GatedSiluScalar;
   t.softmax_weights = &SoftmaxWeightsScalar;
@@ -59,6 +60,7 @@ KernelTable Avx2() {
   SetType(t, GgmlType::kQ6_K, {&RowQ8<BlockQ6_K, DotQ6_KAvx2>});
   t.attend_q8_0 = &AttendQ8_0Avx2;
   t.attend = &AttendAvx2;
+  t.shared_scores = nullptr;  // AttendAvx2's additions are not the scalar path's
   t.rms_norm = &RmsNormAvx2;
   t.gated_silu = &GatedSiluAvx2;
   t.softmax_weights = &SoftmaxWeightsAvx2;
@@ -88,6 +90,7 @@ KernelTable Avx512Vnni() {
           {&RowQ8<BlockQ4_0, DotQ4_0Avx512Vnni>, nullptr,
            &RowQ8Multi<BlockQ4_0, DotQ4_0MultiAvx512Vnni>});
   t.attend = &AttendAvx512;
+  t.shared_scores = &SharedScoresAvx512;
   t.attend_q8_0 = &AttendQ8_0Avx512;
   t.rms_norm = &RmsNormAvx512;
   t.gated_silu = &GatedSiluAvx512;

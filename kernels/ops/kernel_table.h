@@ -51,7 +51,10 @@ struct KernelTable {
   Isa isa = Isa::kScalar;
   std::array<TypeKernels, 32> types{};  // by GgmlType's value
   AttendFn attend = nullptr;            // over a float KV cache
-  AttendQ8_0Fn attend_q8_0 = nullptr;   // over a Q8_0 KV cache
+  // Scores bit for bit equal to `attend`'s, for many heads at once; nullptr where this ISA has
+  // none (AVX2: every score goes through `attend`).
+  SharedScoresFn shared_scores = nullptr;
+  AttendQ8_0Fn attend_q8_0 = nullptr;  // over a Q8_0 KV cache
   RmsNormFn rms_norm = nullptr;
   GatedSiluFn gated_silu = nullptr;
   SoftmaxWeightsFn softmax_weights = nullptr;  // the sampler's
