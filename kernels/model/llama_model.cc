@@ -489,43 +489,49 @@ void LlamaSession::AttendHeads(const Step& step, int l, int kv, int s, int score
 }
 
 void LlamaSession::AttendSharing(const Step& step, int l, int shared) {
+  const int kv_heads = model_.config().layer[static_cast<size_t>(l)].n_kv_heads;
+  auto attend = [&](int64_t begin, int64_t end) {
+    for (int64_t kv = begin; kv < end; ++kv)
+      AttendKvHeadSharing(step, l, static_cast<int>(kv), shared);
+  };
+  if (ThreadPool* pool = matvec_.pool()) {
+    pool->ParallelFor(kv_heads, attend);
+  } else {
+    attend(0, kv_heads);
+  }
+}
+
+void LlamaSession::AttendKvHeadSharing(const Step& step, int l, int kv, int shared) {
   const LlamaConfig& c = model_.config();
   const LayerShape& shape = c.layer[static_cast<size_t>(l)];
   const int q_dim = shape.q_dim(), hd = shape.head_dim;
   const int group = shape.n_heads / shape.n_kv_heads, heads = step.count * group;
+  // Vector s's scores from offset[s], its head g's g x (position + 1) floats further on, as
+  // AttendHeads lays them out.
+  std::vector<float>& scores = ThreadScores();
+  thread_local std::vector<size_t> offset;
+  thread_local std::vector<const float*> queries;
+  thread_local std::vector<float*> rows;
+  offset.assign(static_cast<size_t>(step.count) + 1, 0);
+  for (int s = 0; s < step.count; ++s)
+    offset[s + 1] = offset[s] + static_cast<size_t>(group) * (step.PosOf(s) + 1);
+  if (scores.size() < offset.back()) scores.resize(offset.back());
+  queries.resize(static_cast<size_t>(heads));
+  rows.resize(static_cast<size_t>(heads));
+  for (int s = 0; s < step.count; ++s)
+    for (int g = 0; g < group; ++g) {
+      const size_t i = static_cast<size_t>(s * group + g);
+      queries[i] = &q_[s * q_dim + (kv * group + g) * hd];
+      rows[i] = scores.data() + offset[s] + static_cast<size_t>(g) * (step.PosOf(s) + 1);
+    }
+  // The shared positions are sequence 0's rows (AttentionHead::prefix of the others).
   AttentionHead head{hd, shape.kv_dim(), c.query_scale, c.attn_softcap};
   if (!FullLayer(l)) head.ring = layer_slots_[static_cast<size_t>(l)];
-  auto attend = [&](int64_t begin, int64_t end) {
-    // Vector s's scores from offset[s], its head g's g x (position + 1) floats further on.
-    std::vector<float>& scores = ThreadScores();
-    thread_local std::vector<size_t> offset;
-    thread_local std::vector<const float*> queries;
-    thread_local std::vector<float*> rows;
-    offset.assign(static_cast<size_t>(step.count) + 1, 0);
-    for (int s = 0; s < step.count; ++s)
-      offset[s + 1] = offset[s] + static_cast<size_t>(group) * (step.PosOf(s) + 1);
-    if (scores.size() < offset.back()) scores.resize(offset.back());
-    queries.resize(static_cast<size_t>(heads));
-    rows.resize(static_cast<size_t>(heads));
-    for (int64_t kv = begin; kv < end; ++kv) {
-      for (int s = 0; s < step.count; ++s)
-        for (int g = 0; g < group; ++g) {
-          const size_t i = static_cast<size_t>(s * group + g);
-          queries[i] = &q_[s * q_dim + (kv * group + g) * hd];
-          rows[i] = scores.data() + offset[s] + static_cast<size_t>(g) * (step.PosOf(s) + 1);
-        }
-      matvec_.kernels().shared_scores(head, heads, queries.data(),
-                                      key_cache_.data() + CacheAt(l, 0, 0) + kv * hd, 0, shared - 1,
-                                      rows.data());
-      for (int s = 0; s < step.count; ++s)
-        AttendHeads(step, l, static_cast<int>(kv), s, shared, scores.data() + offset[s]);
-    }
-  };
-  if (ThreadPool* pool = matvec_.pool()) {
-    pool->ParallelFor(shape.n_kv_heads, attend);
-  } else {
-    attend(0, shape.n_kv_heads);
-  }
+  matvec_.kernels().shared_scores(head, heads, queries.data(),
+                                  key_cache_.data() + CacheAt(l, 0, 0) + kv * hd, 0, shared - 1,
+                                  rows.data());
+  for (int s = 0; s < step.count; ++s)
+    AttendHeads(step, l, kv, s, shared, scores.data() + offset[s]);
 }
 
 // Every (vector, KV head) with the query heads that share it on its own, split across the pool

@@ -164,6 +164,9 @@ class LlamaSession {
   // Every KV head on its own (split across the pool), the scores of positions [0, shared) once
   // for all vectors of the step, then each vector's heads.
   void AttendSharing(const Step& step, int l, int shared);
+  // One KV head of AttendSharing: the scores of [0, shared) for all the step's query heads over
+  // it in one call, then each vector's heads from there.
+  void AttendKvHeadSharing(const Step& step, int l, int kv, int shared);
   // The most floats of scores one thread holds for AttendSharing.
   static constexpr int64_t kMostSharedScores = int64_t{8} << 20;
   void FeedForward(int count, int layer);
