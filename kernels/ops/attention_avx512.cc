@@ -77,6 +77,10 @@ class Rows {
   int64_t row_;
 };
 
+// Positions at a time: the scores' and the values' blocks (16 rows of keys or values, 4 KiB at
+// head_dim 64, stay in L1 while every head of the group reads them).
+constexpr int kBlock = 16;
+
 // Asks for the rows of positions [t, t + 16) (as far as `last`) ahead of their block: the
 // first head of a group reads each row from memory, 1 KiB or more apart (the KV heads of a
 // position side by side), which the hardware prefetchers follow only slowly.
@@ -92,9 +96,26 @@ EVALD_ATTEND_TARGET inline void PrefetchBlock(const T* base, Rows& rows, int t, 
   }
 }
 
-// Positions at a time: the scores' and the values' blocks (16 rows of keys or values, 4 KiB at
-// head_dim 64, stay in L1 while every head of the group reads them).
-constexpr int kBlock = 16;
+// A window's key (or value) rows block by block from position `from`: Next(t, last, rows) points
+// rows[j] at the row of position t + j for the n = min(16, last + 1 - t) positions of the block
+// at t, asks for the next block's rows ahead (PrefetchBlock) and returns n. Rows of T at base +
+// offset / kPer, as PrefetchBlock reads them.
+template <int kLines, int kPer = 1, typename T = float>
+class BlockRows {
+ public:
+  BlockRows(const AttentionHead& h, const T* base, int from)
+      : base_(base), at_(h, from), ahead_(h, from + kBlock) {}
+  EVALD_ATTEND_TARGET int Next(int t, int last, const T** rows) {
+    const int n = std::min(kBlock, last + 1 - t);
+    for (int j = 0; j < n; ++j) rows[j] = base_ + at_.Next() / kPer;
+    PrefetchBlock<kLines, kPer>(base_, ahead_, t + kBlock, last);
+    return n;
+  }
+
+ private:
+  const T* base_;
+  Rows at_, ahead_;
+};
 
 // Heads whose weighted values one pass over a block accumulates: their sums (heads x L registers,
 // at most 16) beside one value row (L) and a broadcast weight; one head at a time past 8 lanes.
@@ -152,10 +173,10 @@ constexpr std::array<ValuePassFn, sizeof...(I)> ValuePassTable(std::index_sequen
   return {&AddWeightedValues<L, static_cast<int>(I) + 1>...};
 }
 
-// Head g's raw scores of a block's n positions (lanes 0..n-1 of raw), scaled and soft-capped,
-// stored at `at` and folded into the head's running maximum.
-EVALD_ATTEND_TARGET inline void StoreScores(const AttentionHead& h, __m512 raw, int n, float* at,
-                                            __m512& vmax) {
+// A block's raw scores of n positions (lanes 0..n-1 of raw), scaled and soft-capped, stored at
+// `at`; returns them.
+EVALD_ATTEND_TARGET inline __m512 StoreScaledScores(const AttentionHead& h, __m512 raw, int n,
+                                                    float* at) {
   __m512 s = _mm512_mul_ps(raw, _mm512_set1_ps(h.scale));
   if (h.softcap > 0) {
     alignas(64) float capped[kBlock];
@@ -163,9 +184,16 @@ EVALD_ATTEND_TARGET inline void StoreScores(const AttentionHead& h, __m512 raw, 
     for (int j = 0; j < n; ++j) capped[j] = Cap(capped[j], h.softcap);
     s = _mm512_load_ps(capped);
   }
-  const __mmask16 valid = static_cast<__mmask16>((1u << n) - 1);
-  _mm512_mask_storeu_ps(at, valid, s);
-  vmax = _mm512_mask_max_ps(vmax, valid, vmax, s);
+  _mm512_mask_storeu_ps(at, static_cast<__mmask16>((1u << n) - 1), s);
+  return s;
+}
+
+// Head g's raw scores of a block's n positions (lanes 0..n-1 of raw), scaled and soft-capped,
+// stored at `at` and folded into the head's running maximum.
+EVALD_ATTEND_TARGET inline void StoreScores(const AttentionHead& h, __m512 raw, int n, float* at,
+                                            __m512& vmax) {
+  const __m512 s = StoreScaledScores(h, raw, n, at);
+  vmax = _mm512_mask_max_ps(vmax, static_cast<__mmask16>((1u << n) - 1), vmax, s);
 }
 
 // The lane-wise maximum of scores [first, end) (lane j: positions first + j, first + 16 + j, ...;
@@ -246,11 +274,9 @@ EVALD_ATTEND_TARGET void AttendGroupLanes(const AttentionHead& h, int heads, con
   const int from = first + h.scored;  // the scores of [first, from) came with the call
   for (int g = 0; g < heads; ++g) vmax[g] = MaxOfScores(scores + g * span, first, from);
   const float* rows[kBlock];
-  Rows key_rows(h, from), keys_ahead(h, from + kBlock);
+  BlockRows<L> key_rows(h, keys, from);
   for (int t = from; t <= last; t += kBlock) {
-    const int n = std::min(kBlock, last + 1 - t);
-    for (int j = 0; j < n; ++j) rows[j] = keys + key_rows.Next();
-    PrefetchBlock<L>(keys, keys_ahead, t + kBlock, last);
+    const int n = key_rows.Next(t, last, rows);
     for (int g = 0; g < heads; ++g) {
       __m512 qv[L];
 #pragma GCC unroll 16
@@ -270,11 +296,9 @@ EVALD_ATTEND_TARGET void AttendGroupLanes(const AttentionHead& h, int heads, con
   float inverse[kMaxAttendGroup];
   SoftmaxNumeratorsOfHeads(scores, span, heads, first, last, vmax, inverse);
   for (int i = 0; i < heads * kDim; ++i) out[i] = 0.0f;
-  Rows value_rows(h, first), values_ahead(h, first + kBlock);
+  BlockRows<L> value_rows(h, values, first);
   for (int t = first; t <= last; t += kBlock) {
-    const int n = std::min(kBlock, last + 1 - t);
-    for (int j = 0; j < n; ++j) rows[j] = values + value_rows.Next();
-    PrefetchBlock<L>(values, values_ahead, t + kBlock, last);
+    const int n = value_rows.Next(t, last, rows);
     AddValueBlock<L>(rows, n, scores + t, span, heads, out);
   }
   DivideBySums<L>(heads, inverse, out);
@@ -381,7 +405,8 @@ EVALD_ATTEND_TARGET inline void HalfOfScores(const float* const* q, const float 
         _mm512_add_ps(_mm512_add_ps(a[g][4], a[g][6]), _mm512_add_ps(a[g][5], a[g][7])));
 }
 
-// H heads' scores of a transposed block's n positions from t, stored as StoreScores stores them.
+// H heads' scores of a transposed block's n positions from t, stored as AttendGroupLanes stores
+// them.
 template <int L, int H>
 EVALD_ATTEND_TARGET inline void SharedBlockScores(const AttentionHead& h, const float* const* q,
                                                   const float (*columns)[kBlock], int t, int n,
@@ -390,10 +415,8 @@ EVALD_ATTEND_TARGET inline void SharedBlockScores(const AttentionHead& h, const 
   HalfOfScores<L, H>(q, columns, 0, low);
   HalfOfScores<L, H>(q, columns, 1, high);
 #pragma GCC unroll 8
-  for (int g = 0; g < H; ++g) {
-    __m512 unused = _mm512_setzero_ps();
-    StoreScores(h, _mm512_add_ps(low[g], high[g]), n, scores[g] + t, unused);
-  }
+  for (int g = 0; g < H; ++g)
+    StoreScaledScores(h, _mm512_add_ps(low[g], high[g]), n, scores[g] + t);
 }
 
 // SharedScoresFn for head_dim = 16 L: per block of 16 positions the keys transposed once, then
@@ -404,11 +427,9 @@ EVALD_ATTEND_TARGET void SharedScoresLanes(const AttentionHead& h, int heads, co
                                            float* const* scores) {
   alignas(64) float columns[16 * L][kBlock];
   const float* rows[kBlock];
-  Rows key_rows(h, first), keys_ahead(h, first + kBlock);
+  BlockRows<L> key_rows(h, keys, first);
   for (int t = first; t <= last; t += kBlock) {
-    const int n = std::min(kBlock, last + 1 - t);
-    for (int j = 0; j < n; ++j) rows[j] = keys + key_rows.Next();
-    PrefetchBlock<L>(keys, keys_ahead, t + kBlock, last);
+    const int n = key_rows.Next(t, last, rows);
     TransposeBlock<L>(rows, n, columns);
     int g = 0;
     for (; g + kSharedHeads <= heads; g += kSharedHeads)
@@ -456,11 +477,9 @@ EVALD_ATTEND_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads, con
   __m512 vmax[kMaxAttendGroup];
   for (int g = 0; g < heads; ++g) vmax[g] = _mm512_set1_ps(-INFINITY);
   const BlockQ8_0* rows[kBlock];
-  Rows key_rows(h, first), keys_ahead(h, first + kBlock);
+  BlockRows<Q8_0RowLines(B), kQK, BlockQ8_0> key_rows(h, keys, first);
   for (int t = first; t <= last; t += kBlock) {
-    const int n = std::min(kBlock, last + 1 - t);
-    for (int j = 0; j < n; ++j) rows[j] = keys + key_rows.Next() / kQK;
-    PrefetchBlock<Q8_0RowLines(B), kQK>(keys, keys_ahead, t + kBlock, last);
+    const int n = key_rows.Next(t, last, rows);
     __m512 dk[B];  // block b's key scales, position j in lane j
     for (int b = 0; b < B; ++b) {
       alignas(32) uint16_t d[kBlock] = {};
@@ -491,11 +510,11 @@ EVALD_ATTEND_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads, con
   for (int i = 0; i < heads * kDim; ++i) out[i] = 0.0f;
   alignas(64) float dequantized[kBlock][kDim];
   const float* value_rows_f[kBlock];
-  Rows value_rows(h, first), values_ahead(h, first + kBlock);
+  BlockRows<Q8_0RowLines(B), kQK, BlockQ8_0> value_rows(h, values, first);
   for (int t = first; t <= last; t += kBlock) {
-    const int n = std::min(kBlock, last + 1 - t);
+    const int n = value_rows.Next(t, last, rows);
     for (int j = 0; j < n; ++j) {
-      const BlockQ8_0* v = values + value_rows.Next() / kQK;
+      const BlockQ8_0* v = rows[j];
       for (int b = 0; b < B; ++b) {
         const __m512 d = _mm512_set1_ps(Fp16ToFp32(v[b].d));
 #pragma GCC unroll 2
@@ -508,7 +527,6 @@ EVALD_ATTEND_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads, con
       }
       value_rows_f[j] = dequantized[j];
     }
-    PrefetchBlock<Q8_0RowLines(B), kQK>(values, values_ahead, t + kBlock, last);
     AddValueBlock<L>(value_rows_f, n, scores + t, span, heads, out);
   }
   DivideBySums<L>(heads, inverse, out);
