@@ -1124,6 +1124,77 @@ TEST(SlidingWindowRing, PrefillForwardAndSharedBatchesAgreeOverManyRings) {
   }
 }
 
+// Sliding layers read the shared prompt from sequence 0's ring as the full layers do: sequences
+// decoding well past their rings' wrap (prompts shorter than the window, shorter than the ring
+// and several rings long) give the logits each gets alone, bit for bit, through the scalar and
+// this CPU's kernels and both caches, while some finish early; the other sequences write only
+// the positions after the prompt (KvCacheBytes counts that).
+TEST(SlidingWindowRing, SequencesShareThePromptInTheirRingsAsTheyDecode) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  RandomModelShape shape;
+  shape.architecture = "gemma3";
+  shape.dim = 64;
+  shape.heads = 4;
+  shape.kv_heads = 2;
+  shape.hidden = 64;
+  shape.layers = 6;
+  shape.head_dim = 32;
+  shape.sliding_window = 5;
+  shape.head_dim_swa = 32;
+  shape.kv_heads_swa = 2;
+  auto model = LoadRandomModel(shape, "shared-ring");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const LlamaConfig& c = (*model)->config();
+  const int vocab = c.vocab, batch = 3, steps = 30;
+  std::vector<const KernelTable*> tables = {&KernelTable::For(Isa::kScalar)};
+  if (DetectIsa() != Isa::kScalar) tables.push_back(&KernelTable::For(DetectIsa()));
+  for (int n : {3, 10, 70}) {
+    std::vector<int> prompt;
+    for (int i = 0; i < n; ++i) prompt.push_back(1 + (i * 29) % (vocab - 1));
+    for (const KernelTable* kernels : tables) {
+      for (KvCacheType kv : {KvCacheType::kF32, KvCacheType::kQ8_0}) {
+        const std::string what = std::to_string(n) + "-token prompt, " + IsaName(kernels->isa) +
+                                 ", " + KvCacheTypeName(kv);
+        auto prefilled = [&](int sequences) {
+          auto session =
+              std::make_unique<LlamaSession>(**model, n + steps, *kernels, sequences, nullptr, kv);
+          for (int i = 0; i < n; i += LlamaSession::kPrefillChunk)
+            EXPECT_TRUE(
+                session->Prefill(prompt.data() + i, std::min(LlamaSession::kPrefillChunk, n - i), i)
+                    .ok());
+          const int64_t written = session->kv_cache_resident_bytes();
+          session->ShareFirstSequence(n);
+          EXPECT_EQ(session->kv_cache_resident_bytes(), written) << what << ": nothing copied";
+          return session;
+        };
+        auto together = prefilled(batch);
+        std::vector<std::unique_ptr<LlamaSession>> alone;
+        for (int s = 0; s < batch; ++s) alone.push_back(prefilled(1));
+        for (int step = 0; step < steps; ++step) {
+          // Sequence 0 (whose ring the others read the prompt from) finishes at step 20.
+          std::vector<int> running = step < 20 ? std::vector<int>{0, 1, 2} : std::vector<int>{1, 2};
+          std::vector<int> tokens;
+          for (int s : running) tokens.push_back(2 + (7 * s + 13 * step) % (vocab - 2));
+          auto b = together->ForwardSequences(tokens.data(), running.data(),
+                                              static_cast<int>(running.size()), n + step);
+          ASSERT_TRUE(b.ok()) << b.status().ToString();
+          for (size_t i = 0; i < running.size(); ++i) {
+            auto a = alone[running[i]]->Forward(tokens[i], n + step);
+            ASSERT_TRUE(a.ok());
+            ASSERT_EQ(std::memcmp(*a, *b + i * vocab, sizeof(float) * vocab), 0)
+                << what << ": sequence " << running[i] << " at step " << step;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(KvCacheBytes(c, KvCacheType::kF32, 100, 3, 100),
+            KvCacheBytes(c, KvCacheType::kF32, 100, 1))
+      << "nothing written after the prompt: one sequence's cache";
+  EXPECT_LT(KvCacheBytes(c, KvCacheType::kF32, 100, 3, 90),
+            KvCacheBytes(c, KvCacheType::kF32, 100, 3, 0));
+}
+
 // A prompt shared by a batch (ShareFirstSequence: the full layers read sequence 0's rows) gives
 // each sequence the logits it has alone, bit for bit, with either cache and through the scalar,
 // AVX2 and AVX-512 kernels, over enough positions for several of the attention's blocks; a
@@ -1188,6 +1259,75 @@ TEST(SharedPrompt, EverySequenceDecodesAsItDoesAlone) {
       }
     }
   }
+}
+
+// Sequences that have finished are left out of later steps (ForwardSequences): those still
+// running get the logits they get alone, bit for bit, whichever others run beside them, with
+// either cache and through every kernel path; sequences out of order, repeated, out of range
+// or none at all are refused.
+TEST(SharedPrompt, SequencesLeftOutCostNothingAndChangeNothing) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  RandomModelShape shape;
+  shape.dim = 256;
+  shape.heads = 8;
+  shape.kv_heads = 2;
+  shape.head_dim = 32;
+  shape.hidden = 128;
+  shape.weight_type = GgmlType::kQ4_0;
+  auto model = LoadRandomModel(shape, "subset");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const int n = 37, batch = 4, vocab = (*model)->config().vocab;
+  std::vector<int> prompt;
+  for (int i = 0; i < n; ++i) prompt.push_back(1 + (i * 41) % (vocab - 1));
+  // Who runs at each step: all, then 0 has finished, then 3, then only 1.
+  const std::vector<std::vector<int>> running = {{0, 1, 2, 3}, {1, 2, 3}, {1, 2}, {1}, {1}};
+  std::vector<Isa> isas = {Isa::kScalar};
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512Vnni})
+    if (IsaSupported(isa)) isas.push_back(isa);
+  for (Isa isa : isas) {
+    for (KvCacheType kv : {KvCacheType::kF32, KvCacheType::kQ8_0}) {
+      const std::string what =
+          std::string(IsaName(isa)) + (kv == KvCacheType::kQ8_0 ? " q8_0 cache" : " f32 cache");
+      const KernelTable& kernels = KernelTable::For(isa);
+      const int positions = n + static_cast<int>(running.size()) + 1;
+      auto prefilled = [&](int sequences) {
+        auto session =
+            std::make_unique<LlamaSession>(**model, positions, kernels, sequences, nullptr, kv);
+        for (int i = 0; i < n; i += LlamaSession::kPrefillChunk)
+          EXPECT_TRUE(
+              session->Prefill(prompt.data() + i, std::min(LlamaSession::kPrefillChunk, n - i), i)
+                  .ok());
+        session->ShareFirstSequence(n);
+        return session;
+      };
+      auto some = prefilled(batch);
+      std::vector<std::unique_ptr<LlamaSession>> alone;
+      for (int s = 0; s < batch; ++s) alone.push_back(prefilled(1));
+      for (size_t step = 0; step < running.size(); ++step) {
+        const int pos = n + static_cast<int>(step);
+        std::vector<int> tokens;
+        for (int s : running[step]) tokens.push_back(3 + 11 * s + 5 * static_cast<int>(step));
+        const int count = static_cast<int>(tokens.size());
+        auto b = some->ForwardSequences(tokens.data(), running[step].data(), count, pos);
+        ASSERT_TRUE(b.ok()) << b.status().ToString();
+        for (int i = 0; i < count; ++i) {
+          auto a = alone[running[step][i]]->Forward(tokens[i], pos);
+          ASSERT_TRUE(a.ok());
+          ASSERT_EQ(std::memcmp(*a, *b + i * vocab, sizeof(float) * vocab), 0)
+              << what << ": sequence " << running[step][i] << " at step " << step;
+        }
+      }
+    }
+  }
+  LlamaSession session(**model, n + 2, KernelTable::For(Isa::kScalar), batch);
+  const int tokens[4] = {5, 6, 7, 8};
+  for (std::vector<int> bad : {std::vector<int>{1, 0}, {2, 2}, {0, 4}, {-1, 1}}) {
+    auto r = session.ForwardSequences(tokens, bad.data(), 2, 0);
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument) << bad[0] << ", " << bad[1];
+  }
+  const int all[5] = {0, 1, 2, 3, 4};
+  EXPECT_FALSE(session.ForwardSequences(tokens, all, 0, 0).ok()) << "none";
+  EXPECT_FALSE(session.ForwardSequences(tokens, all, 5, 0).ok()) << "more than the batch";
 }
 
 // The cache is reserved for every position of every sequence but committed only where rows are
@@ -1491,6 +1631,36 @@ TEST(Sampling, SeededSamplesAreReproducibleWhateverIsGeneratedWithThem) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ((*one_thread)[i].tokens, (*three_threads)[i].tokens);
 }
 
+// Samples that stop early leave the later steps (the others run without them) and every sample
+// is still the one its seed gives alone: eight samples cut at their first full stop end at
+// different lengths, each equal to the same seed generated on its own.
+TEST(Sampling, SamplesThatFinishEarlyLeaveTheOthersAsTheyWere) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  StoriesQ8 stories = LoadStories();
+  ASSERT_TRUE(stories.tokenizer);
+  GenerateOptions o;
+  o.max_tokens = 60;
+  o.n = 8;
+  o.seed = 31;
+  o.sampling = {1.0f, 0, 1.0f, 0.0f};
+  o.stop = {"."};
+  auto together = Generate(*stories.model, *stories.tokenizer, "Once upon a time", o);
+  ASSERT_TRUE(together.ok());
+  std::set<size_t> lengths;
+  for (int i = 0; i < o.n; ++i) {
+    GenerateOptions one = o;
+    one.n = 1;
+    one.seed = o.seed + static_cast<uint64_t>(i);
+    auto alone = Generate(*stories.model, *stories.tokenizer, "Once upon a time", one);
+    ASSERT_TRUE(alone.ok());
+    EXPECT_EQ((*together)[i].tokens, (*alone)[0].tokens) << "sample " << i;
+    EXPECT_EQ((*together)[i].finish_reason, (*alone)[0].finish_reason) << "sample " << i;
+    lengths.insert((*together)[i].tokens.size());
+  }
+  EXPECT_GE(lengths.size(), 3u) << "the samples end at different steps";
+  EXPECT_LT(*lengths.begin(), 60u);
+}
+
 TEST(Logprobs, LogSoftmaxOfTheRawLogitsWithTheLikeliestFirst) {
   const std::vector<float> logits = {1.0f, 3.0f, -2.0f, 3.0f, 0.5f, 1000.0f, -1000.0f};
   const int vocab = static_cast<int>(logits.size());
@@ -1707,11 +1877,18 @@ TEST(MemoryPlan, Gemma4_31BFromItsMetadataAlone) {
   auto q8 = PlanMemory(**file, 8192, 20, KvCacheType::kQ8_0);
   ASSERT_TRUE(q8.ok());
   EXPECT_EQ(q8->kv_cache, 2 * 20 * per_sequence / 32 * 34);
-  // 20 samples of a 1,000-position prompt: the full layers hold it once, the rings are copied.
+  // 20 samples of a 1,000-position prompt: the full layers hold it once; the rings, where the
+  // samples read it from the first's, fill with each sample's own 7,192 positions.
   auto shared = PlanMemory(**file, 8192, 20, KvCacheType::kQ8_0, 1, 1000);
   ASSERT_TRUE(shared.ok());
   EXPECT_EQ(shared->kv_cache,
             2 * (20 * 50 * 16 * 256 * 1039LL + 10 * 4 * 512 * (1000 + 20 * 7192LL)) / 32 * 34);
+  // Of 300 positions after the prompt, the other 19 samples' rings hold those 300 only.
+  auto short_samples = PlanMemory(**file, 1300, 20, KvCacheType::kQ8_0, 1, 1000);
+  ASSERT_TRUE(short_samples.ok());
+  EXPECT_EQ(
+      short_samples->kv_cache,
+      2 * (50 * 16 * 256 * (1039 + 19 * 300LL) + 10 * 4 * 512 * (1000 + 20 * 300LL)) / 32 * 34);
   EXPECT_FALSE(PlanMemory(**file, 8192, 20, KvCacheType::kQ8_0, 1, 8192).ok());
   auto short_context = PlanMemory(**file, 512, 1, KvCacheType::kF32);
   ASSERT_TRUE(short_context.ok());

@@ -50,10 +50,15 @@ void Print(const std::string& source, const MemoryPlan& p, const PlanFlags& f) {
   if (sliding) {
     const LayerShape& swa = *std::find_if(c.layer.begin(), c.layer.end(),
                                           [](const LayerShape& s) { return s.sliding; });
+    const int64_t slots = CachedPositions(c, swa, f.context);
     std::cout << fmt::format(
         "  {:<34} the {} sliding layers keep {} positions each (a ring of "
-        "the window and one prefill chunk)\n",
-        "", sliding, CachedPositions(c, swa, f.context));
+        "the window and one prefill chunk){}\n",
+        "", sliding, slots,
+        f.prompt > 0 && f.n > 1
+            ? fmt::format("; samples 2..n fill {} of their slots (the prompt is the first's)",
+                          std::min<int64_t>(slots, std::max<int64_t>(0, f.context - f.prompt)))
+            : "");
   }
   std::cout << fmt::format("  {:<34} {:.1f} MB\n", "scratch (activations, logits)",
                            static_cast<double>(p.scratch) / 1e6);

@@ -62,7 +62,7 @@ StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
 
   std::vector<Completion> out(static_cast<size_t>(n));
   std::vector<Sampler> samplers;
-  std::vector<int> next(static_cast<size_t>(n)), feed(static_cast<size_t>(n));
+  std::vector<int> next(static_cast<size_t>(n)), feed, running;  // feed[i]: sample running[i]'s
   std::vector<bool> done(static_cast<size_t>(n), false);
   // The log-probs of next[s], kept until the token joins the text (EOS never does).
   std::vector<StepLogprobs> pending(options.logprobs >= 0 ? static_cast<size_t>(n) : 0);
@@ -111,19 +111,26 @@ StatusOr<std::vector<Completion>> GenerateFromTokens(const LlamaModel& model,
       any = any || !done[s];
     }
     if (!any || pos + 1 >= max_positions) break;
-    // Finished sequences ride along with a harmless token; their results are not read.
-    for (int s = 0; s < n; ++s) feed[s] = done[s] ? prompt_tokens[0] : next[s];
-    auto l = session.ForwardBatch(feed.data(), pos++);
+    // Only the samples still running: a finished one costs nothing more.
+    running.clear();
+    feed.clear();
+    for (int s = 0; s < n; ++s)
+      if (!done[s]) {
+        running.push_back(s);
+        feed.push_back(next[s]);
+      }
+    const int count = static_cast<int>(running.size());
+    auto l = session.ForwardSequences(feed.data(), running.data(), count, pos++);
     if (!l.ok()) return l.status();
     // Each sample draws from its own sampler: split across the pool, the same tokens.
     auto sample = [&](int64_t begin, int64_t end) {
-      for (int64_t s = begin; s < end; ++s)
-        if (!done[s]) draw(static_cast<int>(s), *l + static_cast<size_t>(s) * vocab);
+      for (int64_t i = begin; i < end; ++i)
+        draw(running[static_cast<size_t>(i)], *l + static_cast<size_t>(i) * vocab);
     };
     if (pool) {
-      pool->ParallelFor(n, sample);
+      pool->ParallelFor(count, sample);
     } else {
-      sample(0, n);
+      sample(0, count);
     }
   }
   // Samples cut by the context (or max_tokens = 0) end here.

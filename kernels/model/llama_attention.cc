@@ -35,9 +35,9 @@ int LlamaSession::SharedPositions(const Step& step, int l) const {
   if (const ThreadPool* pool = matvec_.pool(); pool && pool->threads() > shape.n_kv_heads) return 0;
   // Every vector's window must start at 0 (the last one's is the latest to start).
   if (FirstPosition(step, l, step.count - 1) != 0) return 0;
-  // Decode: the prompt's rows are sequence 0's in every sequence (full layers only: a sliding
-  // layer's ring is each sequence's own copy). Prefill: the positions before the chunk.
-  const int shared = step.prefill ? step.pos : (FullLayer(l) ? shared_prefix_ : 0);
+  // Decode: the prompt's rows are sequence 0's in every sequence. Prefill: the positions before
+  // the chunk.
+  const int shared = step.prefill ? step.pos : shared_prefix_;
   const int64_t group = shape.n_heads / shape.n_kv_heads;
   const int64_t scores =
       static_cast<int64_t>(step.count) * group * (step.PosOf(step.count - 1) + 1);
@@ -53,7 +53,7 @@ void LlamaSession::AttendHeads(const Step& step, int l, int kv, int s, int score
   const size_t cache = CacheAt(l, seq, 0) + static_cast<size_t>(kv) * hd;
   AttentionHead head{hd, kv_dim, c.query_scale, c.attn_softcap};
   if (!FullLayer(l)) head.ring = layer_slots_[static_cast<size_t>(l)];  // a sliding layer's ring
-  if (FullLayer(l) && seq > 0 && shared_prefix_ > 0) {
+  if (seq > 0 && shared_prefix_ > 0) {
     head.prefix = shared_prefix_;
     head.prefix_offset =
         static_cast<int64_t>(CacheAt(l, 0, 0)) - static_cast<int64_t>(CacheAt(l, seq, 0));

@@ -225,9 +225,10 @@ int64_t KvCacheBytes(const LlamaConfig& c, KvCacheType type, int64_t positions, 
   const int64_t shared = std::clamp<int64_t>(shared_prompt, 0, positions);
   int64_t keys = 0;  // keys (or values) of every layer and sequence
   for (const LayerShape& s : c.layer) {
+    // Sequence 0 fills its rows (a ring: its slots); the others write only the positions after
+    // the prompt, into as many rows (slots) as there are of them.
     const int64_t cached = CachedPositions(c, s, positions);
-    keys +=
-        s.kv_dim() * (cached == positions ? shared + batch * (positions - shared) : batch * cached);
+    keys += s.kv_dim() * (cached + (batch - 1) * std::min(cached, positions - shared));
   }
   const int64_t values = 2LL * keys;
   return type == KvCacheType::kQ8_0 ? values / kQK * static_cast<int64_t>(sizeof(BlockQ8_0))
@@ -301,11 +302,23 @@ int64_t LlamaSession::kv_cache_resident_bytes() const {
 }
 
 StatusOr<const float*> LlamaSession::Forward(int token, int pos) {
-  return Run(&token, 1, pos, false);
+  return Run(&token, Step{1, pos, false});
 }
 
 StatusOr<const float*> LlamaSession::ForwardBatch(const int* tokens, int pos) {
-  return Run(tokens, batch_, pos, false);
+  return Run(tokens, Step{batch_, pos, false});
+}
+
+StatusOr<const float*> LlamaSession::ForwardSequences(const int* tokens, const int* sequences,
+                                                      int count, int pos) {
+  if (count < 1 || count > batch_)
+    return Status::InvalidArgument("between 1 and " + std::to_string(batch_) + " sequences");
+  // Strictly increasing: no two vectors write the same sequence's row.
+  for (int i = 0; i < count; ++i)
+    if (sequences[i] < (i == 0 ? 0 : sequences[i - 1] + 1) || sequences[i] >= batch_)
+      return Status::InvalidArgument("sequences must be strictly increasing, below " +
+                                     std::to_string(batch_));
+  return Run(tokens, Step{count, pos, false, sequences});
 }
 
 StatusOr<const float*> LlamaSession::Prefill(const int* tokens, int count, int pos) {
@@ -313,7 +326,7 @@ StatusOr<const float*> LlamaSession::Prefill(const int* tokens, int count, int p
     return Status::InvalidArgument("prefill takes 1.." + std::to_string(kPrefillChunk) + " tokens");
   if (pos + count > max_positions_)
     return Status::InvalidArgument("position beyond the session's context");
-  return Run(tokens, count, pos, true);
+  return Run(tokens, Step{count, pos, true});
 }
 
 size_t LlamaSession::CacheAt(int layer, int seq, int pos) const {
@@ -326,22 +339,19 @@ size_t LlamaSession::CacheAt(int layer, int seq, int pos) const {
 
 void LlamaSession::ShareFirstSequence(int positions) {
   Unshare();
-  const int n_pos = std::min(positions, max_positions_);
-  CopyFirstSequence(n_pos, /*full_layers=*/false);
-  shared_prefix_ = batch_ > 1 ? n_pos : 0;
+  shared_prefix_ = batch_ > 1 ? std::min(positions, max_positions_) : 0;
 }
 
 void LlamaSession::Unshare() {
   if (shared_prefix_ == 0) return;
-  CopyFirstSequence(shared_prefix_, /*full_layers=*/true);
+  CopyFirstSequence(shared_prefix_);
   shared_prefix_ = 0;
 }
 
-void LlamaSession::CopyFirstSequence(int positions, bool full_layers) {
+void LlamaSession::CopyFirstSequence(int positions) {
   const LlamaConfig& c = model_.config();
   auto copy = [&](auto& cache, size_t unit) {
     for (int l = 0; l < c.n_layers; ++l) {
-      if (FullLayer(l) != full_layers) continue;
       // A ring of a sliding layer holds at most its slots (rows 0.. of sequence 0).
       const size_t rows =
           static_cast<size_t>(std::min(positions, layer_slots_[static_cast<size_t>(l)]));
@@ -462,24 +472,23 @@ StatusOr<const float*> LlamaSession::PrefillAllLogits(const int* tokens, int cou
     return Status::InvalidArgument("prefill takes 1.." + std::to_string(kPrefillChunk) + " tokens");
   if (pos + count > max_positions_)
     return Status::InvalidArgument("position beyond the session's context");
-  return Run(tokens, count, pos, true, /*all_logits=*/true);
+  return Run(tokens, Step{count, pos, true}, /*all_logits=*/true);
 }
 
-StatusOr<const float*> LlamaSession::Run(const int* tokens, int count, int pos, bool prefill,
-                                         bool all_logits) {
+StatusOr<const float*> LlamaSession::Run(const int* tokens, const Step& step, bool all_logits) {
   const LlamaConfig& c = model_.config();
-  if (pos < 0 || pos >= max_positions_)
+  const int count = step.count;
+  if (step.pos < 0 || step.pos >= max_positions_)
     return Status::InvalidArgument("position beyond the session's context");
   EVALD_RETURN_IF_ERROR(Embed(tokens, count));
-  const Step step{count, pos, prefill};
-  if (pos < shared_prefix_) Unshare();  // a write inside the shared prompt
+  if (step.pos < shared_prefix_) Unshare();  // a write inside the shared prompt
   for (int l = 0; l < c.n_layers; ++l) {
     ProjectQkv(step, l);
     Attention(step, l);
     FeedForward(count, l);
   }
   // Prefill needs only the last token's logits (unless a text is being scored).
-  const int first_out = prefill && !all_logits ? count - 1 : 0, outputs = count - first_out;
+  const int first_out = step.prefill && !all_logits ? count - 1 : 0, outputs = count - first_out;
   const size_t needed = static_cast<size_t>(outputs) * c.vocab;
   if (logits_.size() < needed) logits_.resize(needed);
   for (int s = first_out; s < count; ++s)

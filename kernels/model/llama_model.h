@@ -83,10 +83,11 @@ Status CheckKvCacheType(const LlamaConfig& config, KvCacheType type);
 // first token attends, so the ring must not overwrite what that token still sees).
 int64_t CachedPositions(const LlamaConfig& config, const LayerShape& layer, int64_t positions);
 // Bytes of the KV cache of `batch` sequences of `positions` each, where their first
-// `shared_prompt` positions are one prompt held once in the layers that keep every position
-// (LlamaSession::ShareFirstSequence; sliding layers copy their ring to every sequence). The
-// session reserves the whole cache as unshared but commits only the rows written (ZeroPages),
-// so this with the prompt shared is what it holds once every sequence reaches `positions`.
+// `shared_prompt` positions are one prompt held once (LlamaSession::ShareFirstSequence: the
+// other sequences write only the positions after it, in a sliding layer's ring only as many
+// slots as those fill). The session reserves the whole cache as unshared but commits only the
+// rows written (ZeroPages), so this with the prompt shared is what it holds once every
+// sequence reaches `positions`.
 int64_t KvCacheBytes(const LlamaConfig& config, KvCacheType type, int64_t positions, int batch,
                      int64_t shared_prompt = 0);
 
@@ -102,6 +103,12 @@ class LlamaSession {
   StatusOr<const float*> Forward(int token, int pos);
   // Runs tokens[s] of every sequence s at position pos; logits of sequence s at s * vocab.
   StatusOr<const float*> ForwardBatch(const int* tokens, int pos);
+  // Runs tokens[i] of sequence sequences[i] at position pos for i < count, and nothing of the
+  // sequences left out (samples that have finished: their caches stay as they were and are not
+  // read again); logits of vector i at i * vocab. sequences: strictly increasing, below
+  // batch(). Each sequence's logits are the ones ForwardBatch gives it, bit for bit.
+  StatusOr<const float*> ForwardSequences(const int* tokens, const int* sequences, int count,
+                                          int pos);
   // Runs `count` consecutive tokens of sequence 0 from position pos as one batch (every weight
   // matrix streamed once for all of them, causal attention among them); the logits of the last.
   // Bit-identical to Forward on each token in turn.
@@ -112,9 +119,10 @@ class LlamaSession {
   // The most tokens Prefill takes at once.
   static constexpr int kPrefillChunk = 16;
   // Gives every other sequence sequence 0's cache for positions [0, positions): a prompt
-  // prefilled once serves all samples. Layers that keep every position read those rows from
-  // sequence 0 (one copy in memory, read once for all samples while it is in cache); a sliding
-  // layer's ring is copied. A later write inside the shared positions copies them first.
+  // prefilled once serves all samples. Every layer reads those rows from sequence 0 (one copy in
+  // memory, read once for all samples while it is in cache). A sliding layer's ring too: the
+  // sequences advance in lockstep, so sequence 0 overwrites a prompt row only once the row has
+  // left every sequence's window. A later write inside the shared positions copies them first.
   void ShareFirstSequence(int positions);
   int max_positions() const { return max_positions_; }
   KvCacheType kv_cache_type() const { return kv_type_; }
@@ -127,24 +135,26 @@ class LlamaSession {
   int batch() const { return batch_; }
 
  private:
-  // count vectors through the model: sequence s at position pos (decoding n sequences), or with
-  // `prefill`, tokens of sequence 0 at positions pos, pos + 1, ... (logits of the last only).
-  StatusOr<const float*> Run(const int* tokens, int count, int pos, bool prefill,
-                             bool all_logits = false);
-  // The vectors of one Run: vector s at position PosOf(s) of sequence SeqOf(s).
+  // The vectors of one Run: vector s at position PosOf(s) of sequence SeqOf(s). Decoding, vector
+  // s is sequence s, or sequences[s] where only some run; a prefill runs tokens of sequence 0
+  // at positions pos, pos + 1, ...
   struct Step {
     int count, pos;
     bool prefill;
+    const int* sequences = nullptr;
     int PosOf(int s) const { return prefill ? pos + s : pos; }
-    int SeqOf(int s) const { return prefill ? 0 : s; }
+    int SeqOf(int s) const { return prefill ? 0 : sequences ? sequences[s] : s; }
   };
+  // The step's vectors through the model; the logits of every vector, or of a prefill's last
+  // only unless `all_logits`.
+  StatusOr<const float*> Run(const int* tokens, const Step& step, bool all_logits = false);
   Status Embed(const int* tokens, int count);
-  // Copies the shared prompt's rows into every other sequence of the full layers and ends the
-  // sharing (before a step writes inside them).
+  // Copies the shared prompt's rows into every other sequence and ends the sharing (before a
+  // step writes inside them).
   void Unshare();
-  // Copies sequence 0's rows of positions [0, positions) to every other sequence, in the full
-  // layers or in the sliding ones.
-  void CopyFirstSequence(int positions, bool full_layers);
+  // Copies sequence 0's rows of positions [0, positions) to every other sequence (a sliding
+  // layer's: its whole ring as far as they reach).
+  void CopyFirstSequence(int positions);
   // Whether layer l keeps every position (no ring).
   bool FullLayer(int l) const { return layer_slots_[static_cast<size_t>(l)] >= max_positions_; }
   void ProjectQkv(const Step& step, int layer);
@@ -188,7 +198,7 @@ class LlamaSession {
   // how many positions it holds (CachedPositions: sliding layers keep a ring of their window).
   std::vector<size_t> layer_cache_;
   std::vector<int> layer_slots_;
-  // Positions [0, shared_prefix_) of every sequence but 0 are sequence 0's in the full layers.
+  // Positions [0, shared_prefix_) of every sequence but 0 are sequence 0's, in every layer.
   int shared_prefix_ = 0;
   size_t CacheAt(int layer, int seq, int pos) const;
 };

@@ -21,7 +21,7 @@ struct AttentionHead {
   // layer keeps only its window); 0: position t at row t.
   int ring = 0;
   // > 0: positions [0, prefix) are read `prefix_offset` values away (another sequence's rows
-  // of a prompt the two share); never with a ring.
+  // of a prompt the two share; with a ring, that sequence's row of the same slot).
   int prefix = 0;
   int64_t prefix_offset = 0;
   // > 0: the scores of positions [first, first + scored) come with the call, already in `scores`
