@@ -21,6 +21,7 @@
 #include "base/hash.h"
 #include "base/memory_info.h"
 #include "kernels/generate/generator.h"
+#include "kernels/generate/sample_groups.h"
 #include "kernels/generate/teacher_forcing.h"
 #include "kernels/gguf/gguf_writer.h"
 #include "kernels/gguf/random_model.h"
@@ -1124,13 +1125,29 @@ TEST(SlidingWindowRing, PrefillForwardAndSharedBatchesAgreeOverManyRings) {
   }
 }
 
-// Sliding layers read the shared prompt from sequence 0's ring as the full layers do: sequences
-// decoding well past their rings' wrap (prompts shorter than the window, shorter than the ring
-// and several rings long) give the logits each gets alone, bit for bit, through the scalar and
-// this CPU's kernels and both caches, while some finish early; the other sequences write only
-// the positions after the prompt (KvCacheBytes counts that).
-TEST(SlidingWindowRing, SequencesShareThePromptInTheirRingsAsTheyDecode) {
-  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+// 8 query heads over 2 KV heads of 32 (grouped-query attention), 256 wide, weights of `type`.
+RandomModelShape GroupedQueryShape(GgmlType type) {
+  RandomModelShape shape;
+  shape.dim = 256;
+  shape.heads = 8;
+  shape.kv_heads = 2;
+  shape.head_dim = 32;
+  shape.hidden = 128;
+  shape.weight_type = type;
+  return shape;
+}
+
+// The instruction sets whose kernels this CPU runs: scalar, AVX2, AVX-512 VNNI.
+std::vector<Isa> IsasHere() {
+  std::vector<Isa> isas = {Isa::kScalar};
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512Vnni})
+    if (IsaSupported(isa)) isas.push_back(isa);
+  return isas;
+}
+
+// A gemma3 shape small enough for any test: 6 layers, 5 of them sliding with windows of
+// `window` (rings of window + 16), 4 query heads over 2 KV heads of 32.
+RandomModelShape SmallSlidingShape(int window) {
   RandomModelShape shape;
   shape.architecture = "gemma3";
   shape.dim = 64;
@@ -1139,33 +1156,56 @@ TEST(SlidingWindowRing, SequencesShareThePromptInTheirRingsAsTheyDecode) {
   shape.hidden = 64;
   shape.layers = 6;
   shape.head_dim = 32;
-  shape.sliding_window = 5;
+  shape.sliding_window = window;
   shape.head_dim_swa = 32;
   shape.kv_heads_swa = 2;
-  auto model = LoadRandomModel(shape, "shared-ring");
+  return shape;
+}
+
+// A session of `sequences` over `positions`, `prompt` prefilled in chunks on sequence 0 and
+// shared with the others (which copies nothing: they read sequence 0's rows).
+std::unique_ptr<LlamaSession> PrefilledSession(const LlamaModel& model,
+                                               const std::vector<int>& prompt, int positions,
+                                               const KernelTable& kernels, int sequences,
+                                               KvCacheType kv) {
+  auto session = std::make_unique<LlamaSession>(model, positions, kernels, sequences, nullptr, kv);
+  const int n = static_cast<int>(prompt.size());
+  for (int i = 0; i < n; i += LlamaSession::kPrefillChunk)
+    EXPECT_TRUE(
+        session->Prefill(prompt.data() + i, std::min(LlamaSession::kPrefillChunk, n - i), i).ok());
+  const int64_t written = session->kv_cache_resident_bytes();
+  session->ShareFirstSequence(n);
+  EXPECT_EQ(session->kv_cache_resident_bytes(), written) << "the prompt shared, not copied";
+  return session;
+}
+
+// The scalar kernel table and this CPU's (where it is another).
+std::vector<const KernelTable*> ScalarAndDetectedTables() {
+  std::vector<const KernelTable*> tables = {&KernelTable::For(Isa::kScalar)};
+  if (DetectIsa() != Isa::kScalar) tables.push_back(&KernelTable::For(DetectIsa()));
+  return tables;
+}
+
+// Sliding layers read the shared prompt from sequence 0's ring as the full layers do: sequences
+// decoding well past their rings' wrap (prompts shorter than the window, shorter than the ring
+// and several rings long) give the logits each gets alone, bit for bit, through the scalar and
+// this CPU's kernels and both caches, while some finish early; the other sequences write only
+// the positions after the prompt (KvCacheBytes counts that).
+TEST(SlidingWindowRing, SequencesShareThePromptInTheirRingsAsTheyDecode) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  auto model = LoadRandomModel(SmallSlidingShape(5), "shared-ring");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const LlamaConfig& c = (*model)->config();
   const int vocab = c.vocab, batch = 3, steps = 30;
-  std::vector<const KernelTable*> tables = {&KernelTable::For(Isa::kScalar)};
-  if (DetectIsa() != Isa::kScalar) tables.push_back(&KernelTable::For(DetectIsa()));
   for (int n : {3, 10, 70}) {
     std::vector<int> prompt;
     for (int i = 0; i < n; ++i) prompt.push_back(1 + (i * 29) % (vocab - 1));
-    for (const KernelTable* kernels : tables) {
+    for (const KernelTable* kernels : ScalarAndDetectedTables()) {
       for (KvCacheType kv : {KvCacheType::kF32, KvCacheType::kQ8_0}) {
         const std::string what = std::to_string(n) + "-token prompt, " + IsaName(kernels->isa) +
                                  ", " + KvCacheTypeName(kv);
         auto prefilled = [&](int sequences) {
-          auto session =
-              std::make_unique<LlamaSession>(**model, n + steps, *kernels, sequences, nullptr, kv);
-          for (int i = 0; i < n; i += LlamaSession::kPrefillChunk)
-            EXPECT_TRUE(
-                session->Prefill(prompt.data() + i, std::min(LlamaSession::kPrefillChunk, n - i), i)
-                    .ok());
-          const int64_t written = session->kv_cache_resident_bytes();
-          session->ShareFirstSequence(n);
-          EXPECT_EQ(session->kv_cache_resident_bytes(), written) << what << ": nothing copied";
-          return session;
+          return PrefilledSession(**model, prompt, n + steps, *kernels, sequences, kv);
         };
         auto together = prefilled(batch);
         std::vector<std::unique_ptr<LlamaSession>> alone;
@@ -1195,28 +1235,76 @@ TEST(SlidingWindowRing, SequencesShareThePromptInTheirRingsAsTheyDecode) {
             KvCacheBytes(c, KvCacheType::kF32, 100, 3, 0));
 }
 
+// A sequence that took another's rows (CopySequence: a sample computed as another until the two
+// drew different tokens) continues as a session fed the same tokens alone would, bit for bit:
+// copies after fewer positions than a ring holds and after several rings' worth, with both
+// caches, through the scalar and this CPU's kernels; bad copies are refused.
+TEST(SharedPrompt, ACopiedSequenceContinuesAsItsSourceWould) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  auto model = LoadRandomModel(SmallSlidingShape(4), "copy");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const int vocab = (*model)->config().vocab, n = 12, batch = 3;
+  std::vector<int> prompt;
+  for (int i = 0; i < n; ++i) prompt.push_back(1 + (i * 31) % (vocab - 1));
+  auto token = [&](int s, int step) { return 2 + (5 * s + 17 * step) % (vocab - 2); };
+  for (int together : {3, 45}) {  // steps computed on sequence 0 alone (rings of 20)
+    for (const KernelTable* kernels : ScalarAndDetectedTables()) {
+      for (KvCacheType kv : {KvCacheType::kF32, KvCacheType::kQ8_0}) {
+        const std::string what = std::to_string(together) + " steps as one, " +
+                                 IsaName(kernels->isa) + ", " + KvCacheTypeName(kv);
+        const int steps = together + 8, positions = n + steps;
+        auto prefilled = [&](int sequences) {
+          return PrefilledSession(**model, prompt, positions, *kernels, sequences, kv);
+        };
+        auto session = prefilled(batch);
+        std::vector<std::unique_ptr<LlamaSession>> alone;
+        for (int s = 0; s < batch; ++s) alone.push_back(prefilled(1));
+        const int first[1] = {0}, all[3] = {0, 1, 2};
+        for (int step = 0; step < steps; ++step) {
+          const int pos = n + step;
+          if (step == together) {  // the three part: 1 and 2 take sequence 0's rows
+            ASSERT_TRUE(session->CopySequence(0, 1, n, pos).ok());
+            ASSERT_TRUE(session->CopySequence(0, 2, n, pos).ok());
+          }
+          std::vector<int> tokens;
+          for (int s = 0; s < batch; ++s) tokens.push_back(token(step < together ? 0 : s, step));
+          auto b = step < together ? session->ForwardSequences(tokens.data(), first, 1, pos)
+                                   : session->ForwardSequences(tokens.data(), all, batch, pos);
+          ASSERT_TRUE(b.ok()) << b.status().ToString();
+          for (int s = 0; s < (step < together ? 1 : batch); ++s) {
+            auto a = alone[s]->Forward(tokens[s], pos);
+            ASSERT_TRUE(a.ok());
+            ASSERT_EQ(std::memcmp(*a, *b + s * vocab, sizeof(float) * vocab), 0)
+                << what << ": sequence " << s << " at step " << step;
+          }
+          // The alone sessions of 1 and 2 are fed sequence 0's tokens until they part.
+          if (step < together) {
+            for (int s = 1; s < batch; ++s) ASSERT_TRUE(alone[s]->Forward(tokens[0], pos).ok());
+          }
+        }
+      }
+    }
+  }
+  LlamaSession session(**model, n + 2, KernelTable::For(Isa::kScalar), batch);
+  EXPECT_FALSE(session.CopySequence(0, 0, 0, 1).ok()) << "onto itself";
+  EXPECT_FALSE(session.CopySequence(0, 3, 0, 1).ok()) << "no such sequence";
+  EXPECT_FALSE(session.CopySequence(-1, 1, 0, 1).ok());
+  EXPECT_FALSE(session.CopySequence(0, 1, 2, 1).ok()) << "backwards";
+  EXPECT_FALSE(session.CopySequence(0, 1, 0, n + 3).ok()) << "beyond the context";
+}
+
 // A prompt shared by a batch (ShareFirstSequence: the full layers read sequence 0's rows) gives
 // each sequence the logits it has alone, bit for bit, with either cache and through the scalar,
 // AVX2 and AVX-512 kernels, over enough positions for several of the attention's blocks; a
 // step written inside the shared prompt first copies it, and still agrees.
 TEST(SharedPrompt, EverySequenceDecodesAsItDoesAlone) {
   if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
-  RandomModelShape shape;  // grouped-query attention: 8 query heads over 2 KV heads of 32
-  shape.dim = 256;
-  shape.heads = 8;
-  shape.kv_heads = 2;
-  shape.head_dim = 32;
-  shape.hidden = 128;
-  shape.weight_type = GgmlType::kQ8_0;
-  auto model = LoadRandomModel(shape, "shared");
+  auto model = LoadRandomModel(GroupedQueryShape(GgmlType::kQ8_0), "shared");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const int n = 45, steps = 4, vocab = (*model)->config().vocab;
   std::vector<int> prompt;
   for (int i = 0; i < n; ++i) prompt.push_back(1 + (i * 53) % (vocab - 1));
-  std::vector<Isa> isas = {Isa::kScalar};
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512Vnni})
-    if (IsaSupported(isa)) isas.push_back(isa);
-  for (Isa isa : isas) {
+  for (Isa isa : IsasHere()) {
     for (KvCacheType kv : {KvCacheType::kF32, KvCacheType::kQ8_0}) {
       const std::string what =
           std::string(IsaName(isa)) + (kv == KvCacheType::kQ8_0 ? " q8_0 cache" : " f32 cache");
@@ -1267,38 +1355,21 @@ TEST(SharedPrompt, EverySequenceDecodesAsItDoesAlone) {
 // or none at all are refused.
 TEST(SharedPrompt, SequencesLeftOutCostNothingAndChangeNothing) {
   if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
-  RandomModelShape shape;
-  shape.dim = 256;
-  shape.heads = 8;
-  shape.kv_heads = 2;
-  shape.head_dim = 32;
-  shape.hidden = 128;
-  shape.weight_type = GgmlType::kQ4_0;
-  auto model = LoadRandomModel(shape, "subset");
+  auto model = LoadRandomModel(GroupedQueryShape(GgmlType::kQ4_0), "subset");
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const int n = 37, batch = 4, vocab = (*model)->config().vocab;
   std::vector<int> prompt;
   for (int i = 0; i < n; ++i) prompt.push_back(1 + (i * 41) % (vocab - 1));
   // Who runs at each step: all, then 0 has finished, then 3, then only 1.
   const std::vector<std::vector<int>> running = {{0, 1, 2, 3}, {1, 2, 3}, {1, 2}, {1}, {1}};
-  std::vector<Isa> isas = {Isa::kScalar};
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512Vnni})
-    if (IsaSupported(isa)) isas.push_back(isa);
-  for (Isa isa : isas) {
+  for (Isa isa : IsasHere()) {
     for (KvCacheType kv : {KvCacheType::kF32, KvCacheType::kQ8_0}) {
       const std::string what =
           std::string(IsaName(isa)) + (kv == KvCacheType::kQ8_0 ? " q8_0 cache" : " f32 cache");
       const KernelTable& kernels = KernelTable::For(isa);
       const int positions = n + static_cast<int>(running.size()) + 1;
       auto prefilled = [&](int sequences) {
-        auto session =
-            std::make_unique<LlamaSession>(**model, positions, kernels, sequences, nullptr, kv);
-        for (int i = 0; i < n; i += LlamaSession::kPrefillChunk)
-          EXPECT_TRUE(
-              session->Prefill(prompt.data() + i, std::min(LlamaSession::kPrefillChunk, n - i), i)
-                  .ok());
-        session->ShareFirstSequence(n);
-        return session;
+        return PrefilledSession(**model, prompt, positions, kernels, sequences, kv);
       };
       auto some = prefilled(batch);
       std::vector<std::unique_ptr<LlamaSession>> alone;
@@ -1631,6 +1702,16 @@ TEST(Sampling, SeededSamplesAreReproducibleWhateverIsGeneratedWithThem) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ((*one_thread)[i].tokens, (*three_threads)[i].tokens);
 }
 
+// Sample i of a Generate call with `options`, generated on its own (n = 1, seed + i).
+Completion SampleAlone(const StoriesQ8& stories, GenerateOptions options, int i) {
+  options.n = 1;
+  options.seed += static_cast<uint64_t>(i);
+  options.stats = nullptr;
+  auto alone = Generate(*stories.model, *stories.tokenizer, "Once upon a time", options);
+  EXPECT_TRUE(alone.ok()) << alone.status().ToString();
+  return alone.ok() ? (*alone)[0] : Completion{};
+}
+
 // Samples that stop early leave the later steps (the others run without them) and every sample
 // is still the one its seed gives alone: eight samples cut at their first full stop end at
 // different lengths, each equal to the same seed generated on its own.
@@ -1648,17 +1729,90 @@ TEST(Sampling, SamplesThatFinishEarlyLeaveTheOthersAsTheyWere) {
   ASSERT_TRUE(together.ok());
   std::set<size_t> lengths;
   for (int i = 0; i < o.n; ++i) {
-    GenerateOptions one = o;
-    one.n = 1;
-    one.seed = o.seed + static_cast<uint64_t>(i);
-    auto alone = Generate(*stories.model, *stories.tokenizer, "Once upon a time", one);
-    ASSERT_TRUE(alone.ok());
-    EXPECT_EQ((*together)[i].tokens, (*alone)[0].tokens) << "sample " << i;
-    EXPECT_EQ((*together)[i].finish_reason, (*alone)[0].finish_reason) << "sample " << i;
+    const Completion alone = SampleAlone(stories, o, i);
+    EXPECT_EQ((*together)[i].tokens, alone.tokens) << "sample " << i;
+    EXPECT_EQ((*together)[i].finish_reason, alone.finish_reason) << "sample " << i;
     lengths.insert((*together)[i].tokens.size());
   }
   EXPECT_GE(lengths.size(), 3u) << "the samples end at different steps";
   EXPECT_LT(*lengths.begin(), 60u);
+}
+
+// SampleGroups' plan, step by step: five samples over one prompt start as one group on sequence
+// 0; a group keeps its sequence where its representative stays in it, else its first sample
+// takes a copy; finished samples drop out; without merging every sample is its own vector.
+TEST(Sampling, SampleGroupsPlanWhoComputesWhom) {
+  SampleGroups groups(5, /*merge=*/true);
+  GroupStep step;
+  std::vector<bool> done(5, false);
+  groups.Next({7, 7, 7, 7, 7}, done, &step);  // all drew 7: one vector
+  EXPECT_TRUE(step.copies.empty());
+  EXPECT_EQ(step.sequences, std::vector<int>({0}));
+  EXPECT_EQ(step.tokens, std::vector<int>({7}));
+  EXPECT_EQ(step.vector_of, std::vector<int>({0, 0, 0, 0, 0}));
+  groups.Next({3, 4, 3, 4, 9}, done, &step);  // {0, 2} keep 0; {1, 3} and {4} copy 0's rows
+  EXPECT_EQ(step.copies, (std::vector<std::pair<int, int>>{{0, 1}, {0, 4}}));
+  EXPECT_EQ(step.sequences, std::vector<int>({0, 1, 4}));
+  EXPECT_EQ(step.tokens, std::vector<int>({3, 4, 9}));
+  EXPECT_EQ(step.vector_of, std::vector<int>({0, 1, 0, 1, 2}));
+  done[1] = true;                             // 1 finished: 3 goes on alone, from 1's rows
+  groups.Next({5, 0, 5, 6, 9}, done, &step);  // 0 and 2 still together
+  EXPECT_EQ(step.copies, (std::vector<std::pair<int, int>>{{1, 3}}));
+  EXPECT_EQ(step.sequences, std::vector<int>({0, 3, 4}));
+  EXPECT_EQ(step.tokens, std::vector<int>({5, 6, 9}));
+  EXPECT_EQ(step.vector_of, std::vector<int>({0, -1, 0, 1, 2}));
+  SampleGroups each(3, /*merge=*/false);
+  each.Next({1, 1, 1}, std::vector<bool>{false, true, false}, &step);
+  EXPECT_TRUE(step.copies.empty());
+  EXPECT_EQ(step.sequences, std::vector<int>({0, 2}));
+  EXPECT_EQ(step.vector_of, std::vector<int>({0, -1, 1}));
+}
+
+// Samples that have drawn the same tokens so far run as one vector (SampleGroups) and part
+// when they draw different ones: each sample is still the one its seed gives alone (log-probs
+// included), the same as with every sample computed on its own, and fewer vectors ran; greedy
+// samples never part, so n of them cost one vector a step.
+TEST(Sampling, SamplesWithTheSameTokensSoFarRunAsOne) {
+  if (!HaveModels()) GTEST_SKIP() << "no ../shared/models";
+  StoriesQ8 stories = LoadStories();
+  ASSERT_TRUE(stories.tokenizer);
+  GenerateOptions o;
+  o.max_tokens = 40;
+  o.n = 6;
+  o.seed = 5;
+  o.logprobs = 2;
+  o.sampling = {0.5f, 0, 1.0f, 0.0f};
+  GenerateStats merged, each;
+  o.stats = &merged;
+  auto together = Generate(*stories.model, *stories.tokenizer, "Once upon a time", o);
+  o.merge_identical_samples = false;
+  o.stats = &each;
+  auto apart = Generate(*stories.model, *stories.tokenizer, "Once upon a time", o);
+  ASSERT_TRUE(together.ok() && apart.ok());
+  EXPECT_EQ(merged.sample_steps, each.sample_steps);
+  EXPECT_EQ(each.vectors, each.sample_steps);
+  EXPECT_LT(merged.vectors, merged.sample_steps) << "some samples ran as one for a while";
+  std::set<std::vector<int>> distinct;
+  for (int i = 0; i < o.n; ++i) {
+    EXPECT_EQ((*together)[i].tokens, (*apart)[i].tokens) << "sample " << i;
+    const Completion alone = SampleAlone(stories, o, i);
+    EXPECT_EQ((*together)[i].tokens, alone.tokens) << "sample " << i;
+    ASSERT_EQ((*together)[i].logprobs.size(), alone.logprobs.size());
+    for (size_t t = 0; t < alone.logprobs.size(); ++t)
+      EXPECT_EQ((*together)[i].logprobs[t].chosen.logprob, alone.logprobs[t].chosen.logprob);
+    distinct.insert((*together)[i].tokens);
+  }
+  EXPECT_GE(distinct.size(), 3u) << "the samples parted";
+  GenerateOptions greedy;
+  greedy.max_tokens = 20;
+  greedy.n = 5;
+  greedy.sampling = {0.0f, 0, 1.0f, 0.0f};
+  GenerateStats g;
+  greedy.stats = &g;
+  auto same = Generate(*stories.model, *stories.tokenizer, "Once upon a time", greedy);
+  ASSERT_TRUE(same.ok());
+  for (int i = 1; i < greedy.n; ++i) EXPECT_EQ((*same)[i].tokens, (*same)[0].tokens);
+  EXPECT_EQ(g.vectors * greedy.n, g.sample_steps) << "one vector a step";
 }
 
 TEST(Logprobs, LogSoftmaxOfTheRawLogitsWithTheLikeliestFirst) {

@@ -165,6 +165,7 @@ int RunBenchDecode(const BenchFlags& b) {
   GenerateOptions many = one;
   many.n = b.n;
   many.sampling.temperature = 0.8f;
+  many.merge_identical_samples = false;  // the batch of n itself, however the samples draw
   StepClock many_steps;
   many_steps.Attach(many);
   t0 = Clock::now();
@@ -323,8 +324,15 @@ void RegisterGenerateCommand(CLI::App& app, std::function<int()>* run) {
       if (!kv.ok()) return Fail(kv.status());
       o.kv_cache = *kv;
       o.end_tokens = prompt->end_tokens;
+      GenerateStats stats;
+      o.stats = &stats;
       auto out = GenerateFromTokens(*loaded->model, *loaded->tokenizer, prompt->tokens, o);
       if (!out.ok()) return Fail(out.status());
+      if (o.n > 1)
+        std::cerr << fmt::format(
+            "decode: {} sample-steps computed as {} vectors (samples with the same tokens so "
+            "far run as one)\n",
+            stats.sample_steps, stats.vectors);
       for (size_t i = 0; i < out->size(); ++i) {
         if (out->size() > 1)
           std::cout << "--- sample " << i << " (" << (*out)[i].finish_reason << ") ---\n";

@@ -17,6 +17,13 @@ namespace evald::kernels {
 
 struct Completion;
 
+// What a Generate call computed: sample-steps (a running sample's decode step) against the
+// vectors computed for them (fewer where samples with the same tokens so far ran as one).
+struct GenerateStats {
+  int64_t sample_steps = 0;
+  int64_t vectors = 0;
+};
+
 struct GenerateOptions {
   int n = 1;
   int max_tokens = 256;
@@ -38,6 +45,12 @@ struct GenerateOptions {
   // text final); streaming servers and latency measurements hang off it. Returning false
   // cancels the whole generation (Generate then fails with kCancelled).
   std::function<bool(int sample, const Completion& completion, bool finished)> on_update;
+  // Samples that have drawn the same tokens so far are computed once (SampleGroups; the same
+  // results bit for bit). false: every running sample is a vector of each step (benchmarks of
+  // the batch itself).
+  bool merge_identical_samples = true;
+  // Where set, the call adds what it computed (GenerateStats).
+  GenerateStats* stats = nullptr;
 };
 
 struct Completion {

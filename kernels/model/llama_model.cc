@@ -342,23 +342,19 @@ void LlamaSession::ShareFirstSequence(int positions) {
   shared_prefix_ = batch_ > 1 ? std::min(positions, max_positions_) : 0;
 }
 
-void LlamaSession::Unshare() {
-  if (shared_prefix_ == 0) return;
-  CopyFirstSequence(shared_prefix_);
-  shared_prefix_ = 0;
-}
-
-void LlamaSession::CopyFirstSequence(int positions) {
+Status LlamaSession::CopySequence(int from, int to, int begin, int end) {
+  if (from < 0 || from >= batch_ || to < 0 || to >= batch_ || from == to)
+    return Status::InvalidArgument("copy between two sequences below " + std::to_string(batch_));
+  if (begin < 0 || begin > end || end > max_positions_)
+    return Status::InvalidArgument("positions beyond the session's context");
   const LlamaConfig& c = model_.config();
   auto copy = [&](auto& cache, size_t unit) {
     for (int l = 0; l < c.n_layers; ++l) {
-      // A ring of a sliding layer holds at most its slots (rows 0.. of sequence 0).
-      const size_t rows =
-          static_cast<size_t>(std::min(positions, layer_slots_[static_cast<size_t>(l)]));
-      const size_t n = rows * c.layer[static_cast<size_t>(l)].kv_dim();
-      for (int s = 1; s < batch_; ++s)
-        std::copy_n(cache.begin() + CacheAt(l, 0, 0) / unit, n / unit,
-                    cache.begin() + CacheAt(l, s, 0) / unit);
+      const size_t row = c.layer[static_cast<size_t>(l)].kv_dim() / unit;
+      // A ring holds the last `slots` positions only.
+      for (int t = std::max(begin, end - layer_slots_[static_cast<size_t>(l)]); t < end; ++t)
+        std::copy_n(cache.begin() + CacheAt(l, from, t) / unit, row,
+                    cache.begin() + CacheAt(l, to, t) / unit);
     }
   };
   if (kv_type_ == KvCacheType::kQ8_0) {
@@ -368,6 +364,13 @@ void LlamaSession::CopyFirstSequence(int positions) {
     copy(key_cache_, 1);
     copy(value_cache_, 1);
   }
+  return Status::Ok();
+}
+
+void LlamaSession::Unshare() {
+  if (shared_prefix_ == 0) return;
+  for (int seq = 1; seq < batch_; ++seq) (void)CopySequence(0, seq, 0, shared_prefix_);
+  shared_prefix_ = 0;
 }
 
 Status LlamaSession::Embed(const int* tokens, int count) {

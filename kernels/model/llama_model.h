@@ -124,6 +124,10 @@ class LlamaSession {
   // sequences advance in lockstep, so sequence 0 overwrites a prompt row only once the row has
   // left every sequence's window. A later write inside the shared positions copies them first.
   void ShareFirstSequence(int positions);
+  // Gives sequence `to` sequence `from`'s rows of positions [begin, end) in every layer (a
+  // sliding layer's as far as its ring holds them): a sample computed as another until the two
+  // drew different tokens (SampleGroups) takes over the rows written for both.
+  Status CopySequence(int from, int to, int begin, int end);
   int max_positions() const { return max_positions_; }
   KvCacheType kv_cache_type() const { return kv_type_; }
   int64_t kv_cache_bytes() const;  // reserved: every position of every sequence
@@ -152,9 +156,6 @@ class LlamaSession {
   // Copies the shared prompt's rows into every other sequence and ends the sharing (before a
   // step writes inside them).
   void Unshare();
-  // Copies sequence 0's rows of positions [0, positions) to every other sequence (a sliding
-  // layer's: its whole ring as far as they reach).
-  void CopyFirstSequence(int positions);
   // Whether layer l keeps every position (no ring).
   bool FullLayer(int l) const { return layer_slots_[static_cast<size_t>(l)] >= max_positions_; }
   void ProjectQkv(const Step& step, int layer);
