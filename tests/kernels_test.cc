@@ -664,6 +664,64 @@ TEST(Attention, SimdPathEqualsTheScalarOracle) {
   }
 }
 
+// Scores given for `group` heads' positions [first, first + scored) (rows of last + 1) that put
+// all the weight on position `chosen`.
+std::vector<float> ScoresOnOnePosition(int group, int first, int last, int scored, int chosen) {
+  std::vector<float> scores(static_cast<size_t>(group * (last + 1)));
+  for (int g = 0; g < group; ++g)
+    for (int t = first; t < first + scored; ++t)
+      scores[static_cast<size_t>(g * (last + 1) + t)] = t == chosen ? 1000.0f : -1000.0f;
+  return scores;
+}
+
+// The instruction sets this CPU runs whose kernel table has `kernel` (the AVX-512 one must).
+template <typename Fn>
+std::vector<Isa> IsasWithKernel(Fn KernelTable::*kernel) {
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512Vnni})
+    if (IsaSupported(isa) && KernelTable::For(isa).*kernel) isas.push_back(isa);
+  if (IsaSupported(Isa::kAvx512Vnni)) {
+    EXPECT_NE(KernelTable::For(Isa::kAvx512Vnni).*kernel, nullptr);
+  }
+  return isas;
+}
+
+// The cases the shared-scores tests run, for a head size and cache stride: soft-capping or not,
+// windows from 0 and later (the later one on a ring), each of `ahead` positions scored ahead
+// (where the window has that many); fn(head, first, last, scored, what).
+template <typename Fn>
+void ForEachSharedScoresCase(int head_dim, int64_t stride, std::initializer_list<int> ahead,
+                             Fn fn) {
+  for (float softcap : {0.0f, 30.0f}) {
+    for (auto [first, last, ring] :
+         {std::tuple{0, 199, 0}, std::tuple{0, 40, 0}, std::tuple{150, 199, 64}}) {
+      std::vector<int> counts(ahead);
+      counts.push_back(last - first + 1);  // every position
+      for (int scored : counts) {
+        if (scored > last - first + 1) continue;
+        AttentionHead head{head_dim, stride, 1.0f / std::sqrt(static_cast<float>(head_dim)),
+                           softcap};
+        head.ring = ring;
+        const std::string what = "head_dim " + std::to_string(head_dim) + " softcap " +
+                                 std::to_string(softcap) + " window " + std::to_string(first) +
+                                 ".." + std::to_string(last) + " ring " + std::to_string(ring) +
+                                 " scored " + std::to_string(scored);
+        fn(head, first, last, scored, what);
+      }
+    }
+  }
+}
+
+// Head i's query at q + i x head_dim and its scores row at scores + i x span, as the shared
+// scores take them.
+void SharedScoreRows(int heads, int head_dim, int64_t span, const float* q, float* scores,
+                     std::vector<const float*>* queries, std::vector<float*>* rows) {
+  for (int i = 0; i < heads; ++i) {
+    queries->push_back(q + i * head_dim);
+    rows->push_back(scores + i * span);
+  }
+}
+
 // Scores computed once for many query heads (SharedScoresFn: the heads of n samples over the
 // prompt they share, a prefill chunk's tokens over the positions before it) and handed to the
 // attend kernel (AttentionHead::scored) give each head the result that kernel computes alone,
@@ -673,12 +731,7 @@ TEST(Attention, SimdPathEqualsTheScalarOracle) {
 // so that the kernel's pairs of heads leave one over. Scores of order 1 (unit keys and queries):
 // where all are near 0, every e^score rounds to 1 and a wrong score goes unseen.
 TEST(Attention, SharedScoresGiveEachHeadItsOwnResultBitForBit) {
-  std::vector<Isa> isas;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512Vnni})
-    if (IsaSupported(isa) && KernelTable::For(isa).shared_scores) isas.push_back(isa);
-  if (IsaSupported(Isa::kAvx512Vnni)) {
-    ASSERT_NE(KernelTable::For(Isa::kAvx512Vnni).shared_scores, nullptr);
-  }
+  const std::vector<Isa> isas = IsasWithKernel(&KernelTable::shared_scores);
   std::mt19937 rng(12);
   std::normal_distribution<float> dist(0, 1);
   const int group = 3, vectors = 3, heads = group * vectors, positions = 200, kv_heads = 2;
@@ -689,18 +742,9 @@ TEST(Attention, SharedScoresGiveEachHeadItsOwnResultBitForBit) {
     for (auto& v : keys) v = dist(rng);
     for (auto& v : values) v = dist(rng);
     for (auto& v : q) v = dist(rng);
-    for (float softcap : {0.0f, 30.0f}) {
-      for (auto [first, last, ring] :
-           {std::tuple{0, 199, 0}, std::tuple{0, 40, 0}, std::tuple{150, 199, 64}}) {
-        for (int scored : {1, 15, 16, 17, 40, last - first + 1}) {
-          if (scored > last - first + 1) continue;
-          AttentionHead head{head_dim, stride, 1.0f / std::sqrt(static_cast<float>(head_dim)),
-                             softcap};
-          head.ring = ring;
-          const std::string what = "head_dim " + std::to_string(head_dim) + " softcap " +
-                                   std::to_string(softcap) + " window " + std::to_string(first) +
-                                   ".." + std::to_string(last) + " ring " + std::to_string(ring) +
-                                   " scored " + std::to_string(scored);
+    ForEachSharedScoresCase(
+        head_dim, stride, {1, 15, 16, 17, 40},
+        [&](const AttentionHead& head, int first, int last, int scored, const std::string& what) {
           const int64_t span = last + 1;
           for (Isa isa : isas) {
             const KernelTable& k = KernelTable::For(isa);
@@ -709,15 +753,12 @@ TEST(Attention, SharedScoresGiveEachHeadItsOwnResultBitForBit) {
               k.attend(head, group, q.data() + v * group * head_dim, keys.data() + head_dim,
                        values.data() + head_dim, first, last, scratch.data(),
                        want.data() + v * group * head_dim);
-            // Head i's scores at i x span: vector v's heads at v x group x span, as attend lays
-            // out its own.
+            // Head i's scores at i x span: vector v's heads at v x group x span, as attend lays out
+            // its own.
             std::vector<float> scores(static_cast<size_t>(heads * span)), got(q.size());
             std::vector<const float*> queries;
             std::vector<float*> rows;
-            for (int i = 0; i < heads; ++i) {
-              queries.push_back(q.data() + i * head_dim);
-              rows.push_back(scores.data() + i * span);
-            }
+            SharedScoreRows(heads, head_dim, span, q.data(), scores.data(), &queries, &rows);
             k.shared_scores(head, heads, queries.data(), keys.data() + head_dim, first,
                             first + scored - 1, rows.data());
             AttentionHead with_scores = head;
@@ -729,9 +770,90 @@ TEST(Attention, SharedScoresGiveEachHeadItsOwnResultBitForBit) {
             ASSERT_EQ(std::memcmp(got.data(), want.data(), sizeof(float) * got.size()), 0)
                 << IsaName(isa) << " " << what;
           }
-        }
+        });
+  }
+}
+
+// The same over a Q8_0 cache: the shared scores (SharedScoresQ8_0Fn) of 9 heads give each head
+// the output attend_q8_0 gives it alone, bit for bit, on every table that has them (the AVX-512
+// one required): head sizes of 1 to 8 blocks and 16 (head by head there), soft-capping, windows
+// from 0 and later, a ring, 1 to all positions scored ahead.
+TEST(Attention, SharedQ8_0ScoresGiveEachHeadItsOwnResultBitForBit) {
+  const std::vector<Isa> isas = IsasWithKernel(&KernelTable::shared_scores_q8_0);
+  std::mt19937 rng(14);
+  std::normal_distribution<float> dist(0, 1);
+  const int group = 3, vectors = 3, heads = group * vectors, positions = 200, kv_heads = 2;
+  for (int head_dim : {32, 64, 128, 256, 512}) {
+    const int64_t stride = static_cast<int64_t>(kv_heads) * head_dim, block_stride = stride / kQK;
+    std::vector<float> raw(static_cast<size_t>(positions * stride));
+    std::vector<BlockQ8_0> keys(raw.size() / kQK), values(keys.size());
+    for (auto& v : raw) v = dist(rng);
+    QuantizeRowQ8_0(raw.data(), keys.data(), static_cast<int64_t>(raw.size()));
+    for (auto& v : raw) v = dist(rng);
+    QuantizeRowQ8_0(raw.data(), values.data(), static_cast<int64_t>(raw.size()));
+    std::vector<float> q(static_cast<size_t>(heads * head_dim));
+    for (auto& v : q) v = 3 * dist(rng);
+    const BlockQ8_0* k1 = keys.data() + head_dim / kQK;  // KV head 1
+    const BlockQ8_0* v1 = values.data() + head_dim / kQK;
+    ForEachSharedScoresCase(
+        head_dim, stride, {1, 16, 17},
+        [&](const AttentionHead& head, int first, int last, int scored, const std::string& what) {
+          const int64_t span = last + 1;
+          for (Isa isa : isas) {
+            const KernelTable& k = KernelTable::For(isa);
+            std::vector<float> scratch(static_cast<size_t>(group * span)), want(q.size());
+            for (int v = 0; v < vectors; ++v)
+              k.attend_q8_0(head, group, q.data() + v * group * head_dim, k1, v1, block_stride,
+                            first, last, scratch.data(), want.data() + v * group * head_dim);
+            std::vector<float> scores(static_cast<size_t>(heads * span)), got(q.size());
+            std::vector<const float*> queries;
+            std::vector<float*> rows;
+            SharedScoreRows(heads, head_dim, span, q.data(), scores.data(), &queries, &rows);
+            k.shared_scores_q8_0(head, heads, queries.data(), k1, block_stride, first,
+                                 first + scored - 1, rows.data());
+            AttentionHead with_scores = head;
+            with_scores.scored = scored;
+            for (int v = 0; v < vectors; ++v)
+              k.attend_q8_0(with_scores, group, q.data() + v * group * head_dim, k1, v1,
+                            block_stride, first, last, scores.data() + v * group * span,
+                            got.data() + v * group * head_dim);
+            ASSERT_EQ(std::memcmp(got.data(), want.data(), sizeof(float) * got.size()), 0)
+                << IsaName(isa) << " " << what;
+          }
+        });
+  }
+}
+
+// Every Q8_0-cache kernel takes given scores (AttentionHead::scored) as they are: scores that
+// put all the weight on one position give that position's (dequantized) values.
+TEST(Attention, GivenScoresAreTakenAsTheyAreOverAQ8_0Cache) {
+  std::vector<std::pair<const char*, AttendQ8_0Fn>> paths = {
+      {"scalar", &AttendQ8_0Heads<&DotQ8_0Scalar>}};
+  if (IsaSupported(Isa::kAvx2)) paths.emplace_back("avx2", &AttendQ8_0Avx2);
+  if (IsaSupported(Isa::kAvx512Vnni)) paths.emplace_back("avx512", &AttendQ8_0Avx512);
+  std::mt19937 rng(15);
+  std::normal_distribution<float> dist(0, 1);
+  const int head_dim = 64, group = 2, first = 0, last = 99, scored = 37, chosen = 20;
+  std::vector<float> raw(static_cast<size_t>((last + 1) * head_dim)), q(group * head_dim);
+  std::vector<BlockQ8_0> keys(raw.size() / kQK), values(keys.size());
+  for (auto& v : raw) v = dist(rng);
+  QuantizeRowQ8_0(raw.data(), keys.data(), static_cast<int64_t>(raw.size()));
+  for (auto& v : raw) v = dist(rng);
+  QuantizeRowQ8_0(raw.data(), values.data(), static_cast<int64_t>(raw.size()));
+  for (auto& v : q) v = dist(rng);
+  AttentionHead head{head_dim, head_dim, 1.0f / 8, 0.0f};
+  head.scored = scored;
+  for (const auto& [name, attend] : paths) {
+    std::vector<float> scores = ScoresOnOnePosition(group, first, last, scored, chosen),
+                       out(q.size());
+    attend(head, group, q.data(), keys.data(), values.data(), head_dim / kQK, first, last,
+           scores.data(), out.data());
+    for (int g = 0; g < group; ++g)
+      for (int i = 0; i < head_dim; ++i) {
+        const BlockQ8_0& b = values[static_cast<size_t>((chosen * head_dim + i) / kQK)];
+        ASSERT_NEAR(out[g * head_dim + i], Fp16ToFp32(b.d) * b.qs[i % kQK], 1e-4f)
+            << name << " head " << g << " at " << i;
       }
-    }
   }
 }
 
@@ -753,10 +875,8 @@ TEST(Attention, GivenScoresAreTakenAsTheyAre) {
   AttentionHead head{head_dim, head_dim, 1.0f / 8, 0.0f};
   head.scored = scored;
   for (const auto& [name, attend] : paths) {
-    std::vector<float> scores(static_cast<size_t>(group * (last + 1))), out(q.size());
-    for (int g = 0; g < group; ++g)
-      for (int t = first; t < first + scored; ++t)
-        scores[static_cast<size_t>(g * (last + 1) + t)] = t == chosen ? 1000.0f : -1000.0f;
+    std::vector<float> scores = ScoresOnOnePosition(group, first, last, scored, chosen),
+                       out(q.size());
     attend(head, group, q.data(), keys.data(), values.data(), first, last, scores.data(),
            out.data());
     for (int g = 0; g < group; ++g)

@@ -31,7 +31,10 @@ int LlamaSession::FirstPosition(const Step& step, int l, int s) const {
 
 int LlamaSession::SharedPositions(const Step& step, int l) const {
   const LayerShape& shape = model_.config().layer[static_cast<size_t>(l)];
-  if (step.count < 2 || kv_type_ != KvCacheType::kF32 || !matvec_.kernels().shared_scores) return 0;
+  const KernelTable& kernels = matvec_.kernels();
+  const bool have = kv_type_ == KvCacheType::kF32 ? kernels.shared_scores != nullptr
+                                                  : kernels.shared_scores_q8_0 != nullptr;
+  if (step.count < 2 || !have) return 0;
   if (const ThreadPool* pool = matvec_.pool(); pool && pool->threads() > shape.n_kv_heads) return 0;
   // Every vector's window must start at 0 (the last one's is the latest to start).
   if (FirstPosition(step, l, step.count - 1) != 0) return 0;
@@ -111,9 +114,15 @@ void LlamaSession::AttendKvHeadSharing(const Step& step, int l, int kv, int shar
   // The shared positions are sequence 0's rows (AttentionHead::prefix of the others).
   AttentionHead head{hd, shape.kv_dim(), c.query_scale, c.attn_softcap};
   if (!FullLayer(l)) head.ring = layer_slots_[static_cast<size_t>(l)];
-  matvec_.kernels().shared_scores(head, heads, queries.data(),
-                                  key_cache_.data() + CacheAt(l, 0, 0) + kv * hd, 0, shared - 1,
-                                  rows.data());
+  const size_t keys = CacheAt(l, 0, 0) + static_cast<size_t>(kv) * hd;
+  if (kv_type_ == KvCacheType::kQ8_0) {
+    matvec_.kernels().shared_scores_q8_0(head, heads, queries.data(),
+                                         key_blocks_.data() + keys / kQK, shape.kv_dim() / kQK, 0,
+                                         shared - 1, rows.data());
+  } else {
+    matvec_.kernels().shared_scores(head, heads, queries.data(), key_cache_.data() + keys, 0,
+                                    shared - 1, rows.data());
+  }
   for (int s = 0; s < step.count; ++s)
     AttendHeads(step, l, kv, s, shared, scores.data() + offset[s]);
 }

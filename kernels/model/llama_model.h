@@ -165,9 +165,10 @@ class LlamaSession {
   // Positions [0, k) whose keys every vector of the step reads from the same rows, each from its
   // first position (a decode step's sequences over the prompt they share, a prefill chunk's
   // tokens over the positions before it): their scores are computed once for all of the step's
-  // query heads of a KV head (SharedScoresFn). 0 where nothing is shared, the kernels have no
-  // shared scores, the pool has more threads than there are KV heads to split by, or the scores
-  // would outgrow kMostSharedScores.
+  // query heads of a KV head (SharedScoresFn, SharedScoresQ8_0Fn over a Q8_0 cache). 0 where
+  // nothing is shared, the kernels have no shared scores for the cache's type, the pool has
+  // more threads than there are KV heads to split by, or the scores would outgrow
+  // kMostSharedScores.
   int SharedPositions(const Step& step, int l) const;
   // The query heads of vector s over KV head kv: `scores`, group x (position + 1) floats, holds
   // the scores of the first `scored` positions of each head already.

@@ -55,6 +55,22 @@ void SharedScoresScalar(const AttentionHead& h, int heads, const float* const* q
     for (int t = first; t <= last; ++t) scores[i][t] = ScoreOne(h, q[i], keys, t);
 }
 
+float ScoreQ8_0(const AttentionHead& h, const BlockQ8_0* query, const BlockQ8_0* keys,
+                int64_t block_stride, int t, BlockDotQ8_0Fn dot) {
+  return Cap(dot(keys + BlockAt(h, t, block_stride), query, h.head_dim) * h.scale, h.softcap);
+}
+
+void SharedScoresQ8_0ByDot(const AttentionHead& h, int heads, const float* const* q,
+                           const BlockQ8_0* keys, int64_t block_stride, int first, int last,
+                           float* const* scores, BlockDotQ8_0Fn dot) {
+  std::vector<BlockQ8_0> query(static_cast<size_t>(h.head_dim / kQK));
+  for (int i = 0; i < heads; ++i) {
+    QuantizeRowQ8_0(q[i], query.data(), h.head_dim);
+    for (int t = first; t <= last; ++t)
+      scores[i][t] = ScoreQ8_0(h, query.data(), keys, block_stride, t, dot);
+  }
+}
+
 void AttendQ8_0(const AttentionHead& h, const float* q, const BlockQ8_0* keys,
                 const BlockQ8_0* values, int64_t block_stride, int first, int last, float* scores,
                 float* out, BlockDotQ8_0Fn dot) {
@@ -64,8 +80,7 @@ void AttendQ8_0(const AttentionHead& h, const float* q, const BlockQ8_0* keys,
   QuantizeRowQ8_0(q, query.data(), h.head_dim);
   float max = -INFINITY;
   for (int t = first; t <= last; ++t) {
-    const float score = dot(keys + BlockAt(h, t, block_stride), query.data(), h.head_dim);
-    scores[t] = Cap(score * h.scale, h.softcap);
+    if (t >= first + h.scored) scores[t] = ScoreQ8_0(h, query.data(), keys, block_stride, t, dot);
     max = std::max(max, scores[t]);
   }
   const double sum = SoftmaxNumerators(scores, first, last, max);

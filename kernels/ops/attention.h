@@ -25,8 +25,8 @@ struct AttentionHead {
   int prefix = 0;
   int64_t prefix_offset = 0;
   // > 0: the scores of positions [first, first + scored) come with the call, already in `scores`
-  // (scaled and capped, from the same instruction set's SharedScoresFn); the float-cache kernels
-  // only read them. The Q8_0-cache kernels compute every score and must be given 0.
+  // (scaled and capped, from the same instruction set's SharedScoresFn, or SharedScoresQ8_0Fn
+  // over a Q8_0 cache); the kernels only read them.
   int scored = 0;
   int64_t Row(int t) const { return ring > 0 ? t % ring : t; }
   // Where position t's key (and value) starts, in values from the keys (values) pointer.
@@ -79,6 +79,34 @@ using BlockDotQ8_0Fn = float (*)(const BlockQ8_0* w, const BlockQ8_0* x, int64_t
 void AttendQ8_0(const AttentionHead& head, const float* q, const BlockQ8_0* keys,
                 const BlockQ8_0* values, int64_t block_stride, int first, int last, float* scores,
                 float* out, BlockDotQ8_0Fn dot);
+
+// Position t's score over a Q8_0 cache as AttendQ8_0 computes it: the block dot of its keys
+// and the quantized query, scaled and capped.
+float ScoreQ8_0(const AttentionHead& head, const BlockQ8_0* query, const BlockQ8_0* keys,
+                int64_t block_stride, int t, BlockDotQ8_0Fn dot);
+
+// The scores of many query heads over the same positions of a Q8_0 cache (SharedScoresFn's
+// counterpart): bit for bit what the same instruction set's attend_q8_0 computes for them.
+using SharedScoresQ8_0Fn = void (*)(const AttentionHead& head, int heads, const float* const* q,
+                                    const BlockQ8_0* keys, int64_t block_stride, int first,
+                                    int last, float* const* scores);
+// Head by head, each query quantized and scored with `dot` (ScoreQ8_0).
+void SharedScoresQ8_0ByDot(const AttentionHead& head, int heads, const float* const* q,
+                           const BlockQ8_0* keys, int64_t block_stride, int first, int last,
+                           float* const* scores, BlockDotQ8_0Fn dot);
+// As AttendQ8_0Heads<kDot> scores.
+template <BlockDotQ8_0Fn kDot>
+void SharedScoresQ8_0Heads(const AttentionHead& head, int heads, const float* const* q,
+                           const BlockQ8_0* keys, int64_t block_stride, int first, int last,
+                           float* const* scores) {
+  SharedScoresQ8_0ByDot(head, heads, q, keys, block_stride, first, last, scores, kDot);
+}
+// As AttendQ8_0Avx512 scores: per block of 16 positions the keys transposed once (four values
+// of a position to a lane) and each head's integer dots by vpdpbusd, then the same float steps;
+// what AttendQ8_0Avx512 sends head by head goes so here too.
+void SharedScoresQ8_0Avx512(const AttentionHead& head, int heads, const float* const* q,
+                            const BlockQ8_0* keys, int64_t block_stride, int first, int last,
+                            float* const* scores);
 
 // `heads` query heads over one KV head of a Q8_0 cache (the grouped form of AttendQ8_0, with
 // AttendScalar's layout of q, scores and out): AttendQ8_0 head by head with the block dot kDot.

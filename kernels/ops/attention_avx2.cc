@@ -118,6 +118,15 @@ EVALD_ATTEND_AVX2_TARGET inline void DivideBySums(int heads, const float* invers
   }
 }
 
+// max[g]: the largest of head g's scores [first, from) that came with the call (-inf if none).
+inline void MaxOfGivenScores(const float* scores, int64_t span, int heads, int first, int from,
+                             float* max) {
+  for (int g = 0; g < heads; ++g) {
+    max[g] = -INFINITY;
+    for (int t = first; t < from; ++t) max[g] = std::max(max[g], scores[g * span + t]);
+  }
+}
+
 // head_dim = 8 L, `heads` <= kMaxAttendGroup query heads over one KV head: as the AVX-512 kernel
 // (attention_avx512.cc) with 8 lanes. Each block of 8 keys and 8 values is read from memory once
 // for the group; 8 scores at a time; the values weighted head by head (AddValueBlock).
@@ -129,10 +138,7 @@ EVALD_ATTEND_AVX2_TARGET void AttendGroupLanes(const AttentionHead& h, int heads
   const int64_t span = last + 1;  // scores of head g at scores + g * span
   float max[kMaxAttendGroup];
   const int from = first + h.scored;  // the scores of [first, from) came with the call
-  for (int g = 0; g < heads; ++g) {
-    max[g] = -INFINITY;
-    for (int t = first; t < from; ++t) max[g] = std::max(max[g], scores[g * span + t]);
-  }
+  MaxOfGivenScores(scores, span, heads, first, from, max);
   const float* rows[kBlock];
   for (int t = from; t <= last; t += kBlock) {
     const int n = std::min(kBlock, last + 1 - t);
@@ -197,9 +203,10 @@ EVALD_ATTEND_AVX2_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads
   // Position t's blocks (AttentionHead counts floats).
   auto blocks_at = [&](const BlockQ8_0* base, int t) { return base + h.At(t) / kQK; };
   float max[kMaxAttendGroup];
-  for (int g = 0; g < heads; ++g) max[g] = -INFINITY;
+  const int from = first + h.scored;  // the scores of [first, from) came with the call
+  MaxOfGivenScores(scores, span, heads, first, from, max);
   const BlockQ8_0* rows[kBlock];
-  for (int t = first; t <= last; t += kBlock) {
+  for (int t = from; t <= last; t += kBlock) {
     const int n = std::min(kBlock, last + 1 - t);
     for (int j = 0; j < n; ++j) rows[j] = blocks_at(keys, t + j);
     __m256 dk[B];  // block b's key scales, position j in lane j

@@ -11,11 +11,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <utility>
+#include <vector>
 
 #include "kernels/ops/activations.h"
 #include "kernels/ops/attention_math.h"
 #include "kernels/ops/dot.h"
+#include "kernels/ops/packed_activations.h"
 #include "kernels/quant/blocks.h"
 #include "kernels/quant/fp16.h"
 
@@ -24,6 +27,9 @@ namespace evald::kernels {
 namespace {
 
 #define EVALD_ATTEND_TARGET __attribute__((target("avx512f,avx512dq,avx512bw,f16c")))
+// The Q8_0 shared scores' vpdpbusd (the table they are in is AVX-512 VNNI's).
+#define EVALD_ATTEND_VNNI_TARGET \
+  __attribute__((target("avx512f,avx512dq,avx512bw,avx512vnni,f16c")))
 
 // r[j] = the sum of v[j]'s 16 lanes, for j < 16: pairs of vectors, then pairs of pairs, then
 // the four 128-bit quarters; 15 additions and 30 shuffles for 16 sums (one reduction each would
@@ -451,12 +457,13 @@ constexpr int Q8_0RowLines(int blocks) {
 }
 
 // head_dim = 32 B over a Q8_0 cache, as AttendQ8_0 computes it: each query head quantized to
-// Q8_0; per block of 16 positions and per 32-element block of the head, each position's key block
-// sign-extended to 16 bits and multiplied into 16 pair sums (vpmaddwd) against the query's, the
-// 16 positions' sums reduced at once (integers, exact), scaled by the key blocks' and the query
-// block's scales and added up over the head's blocks. The values of a block of positions are
-// dequantized once into float rows that every head then weighs as over a float cache. A head's
-// result does not depend on the others in its group.
+// Q8_0 (QuantizeBlockQ8_0Avx512, as QuantizeRowQ8_0 on finite values); per block of 16 positions
+// and per 32-element block of the head, each position's key block sign-extended to 16 bits and
+// multiplied into 16 pair sums (vpmaddwd) against the query's, the 16 positions' sums reduced at
+// once (integers, exact), scaled by the key blocks' and the query block's scales and added up over
+// the head's blocks. The values of a block of positions are dequantized once into float rows that
+// every head then weighs as over a float cache. A head's result does not depend on the others in
+// its group.
 template <int B>
 EVALD_ATTEND_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads, const float* q,
                                           const BlockQ8_0* keys, const BlockQ8_0* values, int first,
@@ -466,19 +473,21 @@ EVALD_ATTEND_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads, con
   __m512i q16[kMaxAttendGroup][B];  // the query's values, 16 bits each
   float dq[kMaxAttendGroup][B];     // and its block scales
   for (int g = 0; g < heads; ++g) {
-    BlockQ8_0 qb[B];
-    QuantizeRowQ8_0(q + g * kDim, qb, kDim);
     for (int b = 0; b < B; ++b) {
+      int8_t values[kQK];
+      uint16_t d;
+      QuantizeBlockQ8_0Avx512(q + g * kDim + kQK * b, values, &d);
       q16[g][b] =
-          _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qb[b].qs)));
-      dq[g][b] = Fp16ToFp32(qb[b].d);
+          _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(values)));
+      dq[g][b] = Fp16ToFp32(d);
     }
   }
   __m512 vmax[kMaxAttendGroup];
-  for (int g = 0; g < heads; ++g) vmax[g] = _mm512_set1_ps(-INFINITY);
+  const int from = first + h.scored;  // the scores of [first, from) came with the call
+  for (int g = 0; g < heads; ++g) vmax[g] = MaxOfScores(scores + g * span, first, from);
   const BlockQ8_0* rows[kBlock];
-  BlockRows<Q8_0RowLines(B), kQK, BlockQ8_0> key_rows(h, keys, first);
-  for (int t = first; t <= last; t += kBlock) {
+  BlockRows<Q8_0RowLines(B), kQK, BlockQ8_0> key_rows(h, keys, from);
+  for (int t = from; t <= last; t += kBlock) {
     const int n = key_rows.Next(t, last, rows);
     __m512 dk[B];  // block b's key scales, position j in lane j
     for (int b = 0; b < B; ++b) {
@@ -540,6 +549,96 @@ constexpr std::array<AttendQ8_0GroupFn, sizeof...(I)> AttendQ8_0Table(std::index
 // Head sizes up to 256, in steps of 32.
 constexpr auto kAttendQ8_0Avx512 = AttendQ8_0Table(std::make_index_sequence<8>());
 
+// head_dim = 32 B over a Q8_0 cache: the scores AttendQ8_0Blocks computes, for many heads at
+// once. Per block of 16 positions each 32-value block of the keys is transposed once into 8
+// registers (values 4i..4i+3 of position j in lane j, as unsigned bytes k + 128), and a head's 16
+// integer dots are 8 vpdpbusd against its quantized query, four values broadcast at a time, less
+// 128 x the query block's sum: exactly the integers AttendQ8_0Blocks' pair sums give, so the same
+// float steps after them (each dot times the key and query scales' product, added over the
+// head's blocks in order) give its scores bit for bit. Heads go 8 at a time (8 independent
+// vpdpbusd chains; the heads are padded to a multiple of 8 with zero queries).
+template <int B>
+EVALD_ATTEND_VNNI_TARGET void SharedScoresQ8_0Blocks(const AttentionHead& h, int heads,
+                                                     const float* const* q, const BlockQ8_0* keys,
+                                                     int first, int last, float* const* scores) {
+  constexpr int kTogether = 8;
+  const int padded = (heads + kTogether - 1) / kTogether * kTogether;
+  // Head g's block b at g * B + b: its 32 values from 32 x that, its scale, -128 x its sum.
+  thread_local std::vector<int8_t> values;
+  thread_local std::vector<float> scale;
+  thread_local std::vector<int32_t> offset;
+  thread_local std::vector<float> sums;  // head g's scores of the block so far, 16 from g * 16
+  values.assign(static_cast<size_t>(padded) * B * kQK, 0);
+  scale.assign(static_cast<size_t>(padded) * B, 0.0f);
+  offset.assign(scale.size(), 0);
+  sums.resize(static_cast<size_t>(padded) * kBlock);
+  for (int g = 0; g < heads; ++g)
+    for (int b = 0; b < B; ++b) {
+      const size_t at = static_cast<size_t>(g) * B + b;
+      uint16_t d;
+      offset[at] = -128 * QuantizeBlockQ8_0Avx512(q[g] + kQK * b, &values[at * kQK], &d);
+      scale[at] = Fp16ToFp32(d);
+    }
+  const BlockQ8_0* rows[kBlock];
+  BlockRows<Q8_0RowLines(B), kQK, BlockQ8_0> key_rows(h, keys, first);
+  for (int t = first; t <= last; t += kBlock) {
+    const int n = key_rows.Next(t, last, rows);
+    for (int b = 0; b < B; ++b) {
+      alignas(32) uint16_t d[kBlock] = {};
+      for (int j = 0; j < n; ++j) d[j] = rows[j][b].d;
+      const __m512 dk = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d)));
+      alignas(64) uint32_t column[8][kBlock];  // positions past `last`: zeros (dots of 0)
+      for (int j = 0; j < kBlock; ++j)
+        for (int i = 0; i < 8; ++i) {
+          uint32_t w = 0;
+          if (j < n) std::memcpy(&w, rows[j][b].qs + 4 * i, sizeof w);
+          column[i][j] = w ^ 0x80808080u;
+        }
+      for (int g0 = 0; g0 < padded; g0 += kTogether) {
+        __m512i dot[kTogether];
+#pragma GCC unroll 8
+        for (int k = 0; k < kTogether; ++k)
+          dot[k] = _mm512_set1_epi32(offset[static_cast<size_t>(g0 + k) * B + b]);
+#pragma GCC unroll 8
+        for (int i = 0; i < 8; ++i) {
+          const __m512i column_i = _mm512_load_si512(column[i]);
+#pragma GCC unroll 8
+          for (int k = 0; k < kTogether; ++k) {
+            int32_t four;
+            std::memcpy(&four, &values[(static_cast<size_t>(g0 + k) * B + b) * kQK + 4 * i],
+                        sizeof four);
+            dot[k] = _mm512_dpbusd_epi32(dot[k], column_i, _mm512_set1_epi32(four));
+          }
+        }
+#pragma GCC unroll 8
+        for (int k = 0; k < kTogether; ++k) {
+          const size_t at = static_cast<size_t>(g0 + k) * B + b;
+          float* s = &sums[static_cast<size_t>(g0 + k) * kBlock];
+          const __m512 before = b == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(s);
+          const __m512 product = _mm512_mul_ps(dk, _mm512_set1_ps(scale[at]));
+          _mm512_storeu_ps(s, _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[k]), product, before));
+        }
+      }
+    }
+    for (int g = 0; g < heads; ++g)
+      StoreScaledScores(h, _mm512_loadu_ps(&sums[static_cast<size_t>(g) * kBlock]), n,
+                        scores[g] + t);
+  }
+}
+
+using SharedScoresQ8_0BlocksFn = void (*)(const AttentionHead& h, int heads, const float* const* q,
+                                          const BlockQ8_0* keys, int first, int last,
+                                          float* const* scores);
+
+template <size_t... I>
+constexpr std::array<SharedScoresQ8_0BlocksFn, sizeof...(I)> SharedScoresQ8_0Table(
+    std::index_sequence<I...>) {
+  return {&SharedScoresQ8_0Blocks<static_cast<int>(I) + 1>...};
+}
+
+// The head sizes kAttendQ8_0Avx512 takes.
+constexpr auto kSharedScoresQ8_0Avx512 = SharedScoresQ8_0Table(std::make_index_sequence<8>());
+
 }  // namespace
 
 void AttendAvx512(const AttentionHead& head, int heads, const float* q, const float* keys,
@@ -556,6 +655,22 @@ void SharedScoresAvx512(const AttentionHead& head, int heads, const float* const
     return;
   }
   kSharedScoresAvx512[static_cast<size_t>(lanes - 1)](head, heads, q, keys, first, last, scores);
+}
+
+void SharedScoresQ8_0Avx512(const AttentionHead& head, int heads, const float* const* q,
+                            const BlockQ8_0* keys, int64_t block_stride, int first, int last,
+                            float* const* scores) {
+  // The cases AttendQ8_0ByBlocks sends head by head.
+  const int blocks = head.head_dim / kQK;
+  if (head.head_dim % kQK != 0 || blocks < 1 ||
+      blocks > static_cast<int>(kSharedScoresQ8_0Avx512.size()) ||
+      head.stride != block_stride * kQK || head.prefix_offset % kQK != 0) {
+    SharedScoresQ8_0Heads<&DotQ8_0Avx512Vnni>(head, heads, q, keys, block_stride, first, last,
+                                              scores);
+    return;
+  }
+  kSharedScoresQ8_0Avx512[static_cast<size_t>(blocks - 1)](head, heads, q, keys, first, last,
+                                                           scores);
 }
 
 void AttendQ8_0Avx512(const AttentionHead& head, int heads, const float* q, const BlockQ8_0* keys,

@@ -43,6 +43,7 @@ KernelTable Scalar() {
   SetType(t, GgmlType::kQ4_K, {&RowQ8<BlockQ4_K, DotQ4_KScalar>});
   SetType(t, GgmlType::kQ6_K, {&RowQ8<BlockQ6_K, DotQ6_KScalar>});
   t.attend_q8_0 = &AttendQ8_0Heads<&DotQ8_0Scalar>;
+  t.shared_scores_q8_0 = &SharedScoresQ8_0Heads<&DotQ8_0Scalar>;
   t.attend = &AttendScalar;
   t.shared_scores = &SharedScoresScalar;
   t.rms_norm = &RmsNormScalar;
@@ -59,6 +60,7 @@ KernelTable Avx2() {
   SetType(t, GgmlType::kQ4_K, {&RowQ8<BlockQ4_K, DotQ4_KAvx2>});
   SetType(t, GgmlType::kQ6_K, {&RowQ8<BlockQ6_K, DotQ6_KAvx2>});
   t.attend_q8_0 = &AttendQ8_0Avx2;
+  t.shared_scores_q8_0 = nullptr;  // none written for AttendQ8_0Avx2's additions
   t.attend = &AttendAvx2;
   t.shared_scores = nullptr;  // AttendAvx2's additions are not the scalar path's
   t.rms_norm = &RmsNormAvx2;
@@ -92,6 +94,7 @@ KernelTable Avx512Vnni() {
   t.attend = &AttendAvx512;
   t.shared_scores = &SharedScoresAvx512;
   t.attend_q8_0 = &AttendQ8_0Avx512;
+  t.shared_scores_q8_0 = &SharedScoresQ8_0Avx512;
   t.rms_norm = &RmsNormAvx512;
   t.gated_silu = &GatedSiluAvx512;
   t.softmax_weights = &SoftmaxWeightsAvx512;

@@ -55,6 +55,8 @@ struct KernelTable {
   // none (AVX2: every score goes through `attend`).
   SharedScoresFn shared_scores = nullptr;
   AttendQ8_0Fn attend_q8_0 = nullptr;  // over a Q8_0 KV cache
+  // Scores bit for bit equal to `attend_q8_0`'s, for many heads at once; nullptr where none.
+  SharedScoresQ8_0Fn shared_scores_q8_0 = nullptr;
   RmsNormFn rms_norm = nullptr;
   GatedSiluFn gated_silu = nullptr;
   SoftmaxWeightsFn softmax_weights = nullptr;  // the sampler's
