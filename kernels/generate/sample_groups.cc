@@ -21,10 +21,9 @@ void SampleGroups::Next(const std::vector<int>& next, const std::vector<bool>& d
   // go in order, so a group whose old representative left it goes to its first sample.
   std::map<std::pair<int, int>, int> group;
   std::vector<int> rep(rep_);
-  for (int s = 0; s < n; ++s) {
+  for (int s = 0; merge_ && s < n; ++s) {  // unmerged, rep_[s] == s throughout
     if (done[s]) continue;
     const int old = rep_[s];
-    if (!merge_) continue;  // rep_[s] == s
     const std::pair<int, int> key{old, next[s]};
     auto [it, added] = group.try_emplace(key, s);
     if (added) {
@@ -36,11 +35,10 @@ void SampleGroups::Next(const std::vector<int>& next, const std::vector<bool>& d
   }
   rep_ = std::move(rep);
   for (int s = 0; s < n; ++s)
-    if (!done[s] && rep_[s] == s) step->sequences.push_back(s);  // increasing
-  for (size_t i = 0; i < step->sequences.size(); ++i) {
-    const int r = step->sequences[i];
-    step->tokens.push_back(next[r]);
-  }
+    if (!done[s] && rep_[s] == s) {
+      step->sequences.push_back(s);  // increasing
+      step->tokens.push_back(next[s]);
+    }
   for (int s = 0; s < n; ++s) {
     if (done[s]) continue;
     const auto at = std::lower_bound(step->sequences.begin(), step->sequences.end(), rep_[s]);
