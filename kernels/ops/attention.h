@@ -1,9 +1,9 @@
 // Scaled dot-product attention of one query head over a KV cache: scores against the cached
 // keys of positions [first, last], optional soft-capping (Gemma 2), softmax, and the weighted
-// sum of the cached values. The scalar path (attention.cc) is the oracle; the AVX-512 and AVX2
-// paths (attention_avx512.cc, attention_avx2.cc) compute the same with 16 or 8 lanes and a vector
-// exp (results equal up to summation order and 2 ulp in exp). The kernel table (kernel_table.h)
-// says which one runs.
+// sum of the cached values. The scalar path (attention.cc) is the oracle; the AVX-512 paths
+// (attention_avx512.cc, attention_q8_0_avx512.cc over a Q8_0 cache) and the AVX2 one
+// (attention_avx2.cc) compute the same with 16 or 8 lanes and a vector exp (results equal up to
+// summation order and 2 ulp in exp). The kernel table (kernel_table.h) says which one runs.
 #pragma once
 
 #include <cstdint>
@@ -118,10 +118,10 @@ void AttendQ8_0Heads(const AttentionHead& head, int heads, const float* q, const
     AttendQ8_0(head, q + g * head.head_dim, keys, values, block_stride, first, last,
                scores + static_cast<int64_t>(g) * (last + 1), out + g * head.head_dim, kDot);
 }
-// The same with AVX-512 (attention_avx512.cc): 16 positions at a time, each key block's integer
-// dot by vpmaddwd, the values dequantized once per block of positions for all the heads. Equal
-// to AttendQ8_0 up to summation order and 2 ulp in exp; head sizes that are not a multiple of 32
-// up to 256 go head by head through AttendQ8_0.
+// The same with AVX-512 (attention_q8_0_avx512.cc): 16 positions at a time, each key block's
+// integer dot by vpmaddwd, the values dequantized once per block of positions for all the
+// heads. Equal to AttendQ8_0 up to summation order and 2 ulp in exp; head sizes that are not a
+// multiple of 32 up to 256 go head by head through AttendQ8_0.
 void AttendQ8_0Avx512(const AttentionHead& head, int heads, const float* q, const BlockQ8_0* keys,
                       const BlockQ8_0* values, int64_t block_stride, int first, int last,
                       float* scores, float* out);
