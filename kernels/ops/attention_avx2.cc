@@ -177,11 +177,24 @@ EVALD_ATTEND_AVX2_TARGET inline __m256i TransposedSumsInt32(const __m256i (&v)[k
                           _mm256_permute2x128_si256(a, b, 0x31));
 }
 
+// The scales of block b of each of a block's n positions, position j in lane j (zeros past n):
+// one conversion for 8 positions.
+template <int B>
+EVALD_ATTEND_AVX2_TARGET inline void PositionScales(const BlockQ8_0* const* rows, int n,
+                                                    __m256 (&scales)[B]) {
+  for (int b = 0; b < B; ++b) {
+    alignas(16) uint16_t d[kBlock] = {};
+    for (int j = 0; j < n; ++j) d[j] = rows[j][b].d;
+    scales[b] = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d)));
+  }
+}
+
 // head_dim = 32 B over a Q8_0 cache, as AttendQ8_0 computes it (the AVX-512 kernel's method with
 // 8 lanes): the query quantized to Q8_0; per block of 8 positions and per 32-element block, each
 // key block sign-extended to 16 bits and multiplied into pair sums (vpmaddwd) against the
 // query's, the 8 positions' integer sums reduced at once (exact) and scaled by the blocks'
 // scales; the values of a block of positions dequantized once into float rows for every head.
+// Where every score came with the call, the query is not quantized at all.
 template <int B>
 EVALD_ATTEND_AVX2_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads, const float* q,
                                                const BlockQ8_0* keys, const BlockQ8_0* values,
@@ -190,7 +203,8 @@ EVALD_ATTEND_AVX2_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads
   const int64_t span = last + 1;
   __m256i q16[kMaxAttendGroup][B][2];  // the query's values, 16 bits each
   float dq[kMaxAttendGroup][B];        // and its block scales
-  for (int g = 0; g < heads; ++g) {
+  const int from = first + h.scored;   // the scores of [first, from) came with the call
+  for (int g = 0; g < heads && from <= last; ++g) {  // the query, where it scores a position
     BlockQ8_0 qb[B];
     QuantizeRowQ8_0(q + g * kDim, qb, kDim);
     for (int b = 0; b < B; ++b) {
@@ -203,18 +217,13 @@ EVALD_ATTEND_AVX2_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads
   // Position t's blocks (AttentionHead counts floats).
   auto blocks_at = [&](const BlockQ8_0* base, int t) { return base + h.At(t) / kQK; };
   float max[kMaxAttendGroup];
-  const int from = first + h.scored;  // the scores of [first, from) came with the call
   MaxOfGivenScores(scores, span, heads, first, from, max);
   const BlockQ8_0* rows[kBlock];
   for (int t = from; t <= last; t += kBlock) {
     const int n = std::min(kBlock, last + 1 - t);
     for (int j = 0; j < n; ++j) rows[j] = blocks_at(keys, t + j);
     __m256 dk[B];  // block b's key scales, position j in lane j
-    for (int b = 0; b < B; ++b) {
-      alignas(16) uint16_t d[kBlock] = {};
-      for (int j = 0; j < n; ++j) d[j] = rows[j][b].d;
-      dk[b] = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(d)));
-    }
+    PositionScales<B>(rows, n, dk);
     for (int g = 0; g < heads; ++g) {
       __m256 s = _mm256_setzero_ps();
       for (int b = 0; b < B; ++b) {
@@ -243,10 +252,17 @@ EVALD_ATTEND_AVX2_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads
   const float* value_rows[kBlock];
   for (int t = first; t <= last; t += kBlock) {
     const int n = std::min(kBlock, last + 1 - t);
+    for (int j = 0; j < n; ++j) rows[j] = blocks_at(values, t + j);
+    alignas(32) float dv[B][kBlock];  // block b's value scales, position j at dv[b][j]
+    {
+      __m256 scales[B];
+      PositionScales<B>(rows, n, scales);
+      for (int b = 0; b < B; ++b) _mm256_store_ps(dv[b], scales[b]);
+    }
     for (int j = 0; j < n; ++j) {
-      const BlockQ8_0* v = blocks_at(values, t + j);
+      const BlockQ8_0* v = rows[j];
       for (int b = 0; b < B; ++b) {
-        const __m256 d = _mm256_set1_ps(Fp16ToFp32(v[b].d));
+        const __m256 d = _mm256_set1_ps(dv[b][j]);
 #pragma GCC unroll 4
         for (int quarter = 0; quarter < 4; ++quarter) {
           const __m256i x = _mm256_cvtepi8_epi32(

@@ -36,6 +36,18 @@ constexpr int Q8_0RowLines(int blocks) {
   return (blocks * static_cast<int>(sizeof(BlockQ8_0)) + 126) / 64;
 }
 
+// The scales of block b of each of a block's n positions, position j in lane j (zeros past n):
+// one conversion for 16 positions.
+template <int B>
+EVALD_ATTEND_TARGET inline void PositionScales(const BlockQ8_0* const* rows, int n,
+                                               __m512 (&scales)[B]) {
+  for (int b = 0; b < B; ++b) {
+    alignas(32) uint16_t d[kBlock] = {};
+    for (int j = 0; j < n; ++j) d[j] = rows[j][b].d;
+    scales[b] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d)));
+  }
+}
+
 // head_dim = 32 B over a Q8_0 cache, as AttendQ8_0 computes it: each query head quantized to
 // Q8_0 (QuantizeBlockQ8_0Avx512, as QuantizeRowQ8_0 on finite values); per block of 16 positions
 // and per 32-element block of the head, each position's key block sign-extended to 16 bits and
@@ -43,16 +55,18 @@ constexpr int Q8_0RowLines(int blocks) {
 // once (integers, exact), scaled by the key blocks' and the query block's scales and added up over
 // the head's blocks. The values of a block of positions are dequantized once into float rows that
 // every head then weighs as over a float cache. A head's result does not depend on the others in
-// its group.
+// its group. Where every score came with the call (a decode step's shared scores), the query is
+// not quantized at all.
 template <int B>
 EVALD_ATTEND_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads, const float* q,
                                           const BlockQ8_0* keys, const BlockQ8_0* values, int first,
                                           int last, float* scores, float* out) {
   constexpr int L = 2 * B, kDim = 32 * B;
   const int64_t span = last + 1;
-  __m512i q16[kMaxAttendGroup][B];  // the query's values, 16 bits each
-  float dq[kMaxAttendGroup][B];     // and its block scales
-  for (int g = 0; g < heads; ++g) {
+  __m512i q16[kMaxAttendGroup][B];    // the query's values, 16 bits each
+  float dq[kMaxAttendGroup][B];       // and its block scales
+  const int from = first + h.scored;  // the scores of [first, from) came with the call
+  for (int g = 0; g < heads && from <= last; ++g) {  // the query, where it scores a position
     for (int b = 0; b < B; ++b) {
       int8_t values[kQK];
       uint16_t d;
@@ -63,18 +77,13 @@ EVALD_ATTEND_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads, con
     }
   }
   __m512 vmax[kMaxAttendGroup];
-  const int from = first + h.scored;  // the scores of [first, from) came with the call
   for (int g = 0; g < heads; ++g) vmax[g] = MaxOfScores(scores + g * span, first, from);
   const BlockQ8_0* rows[kBlock];
   BlockRows<Q8_0RowLines(B), kQK, BlockQ8_0> key_rows(h, keys, from);
   for (int t = from; t <= last; t += kBlock) {
     const int n = key_rows.Next(t, last, rows);
     __m512 dk[B];  // block b's key scales, position j in lane j
-    for (int b = 0; b < B; ++b) {
-      alignas(32) uint16_t d[kBlock] = {};
-      for (int j = 0; j < n; ++j) d[j] = rows[j][b].d;
-      dk[b] = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d)));
-    }
+    PositionScales<B>(rows, n, dk);
     for (int g = 0; g < heads; ++g) {
       __m512 s = _mm512_setzero_ps();
       for (int b = 0; b < B; ++b) {
@@ -102,10 +111,16 @@ EVALD_ATTEND_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads, con
   BlockRows<Q8_0RowLines(B), kQK, BlockQ8_0> value_rows(h, values, first);
   for (int t = first; t <= last; t += kBlock) {
     const int n = value_rows.Next(t, last, rows);
+    alignas(64) float dv[B][kBlock];  // block b's value scales, position j at dv[b][j]
+    {
+      __m512 scales[B];
+      PositionScales<B>(rows, n, scales);
+      for (int b = 0; b < B; ++b) _mm512_store_ps(dv[b], scales[b]);
+    }
     for (int j = 0; j < n; ++j) {
       const BlockQ8_0* v = rows[j];
       for (int b = 0; b < B; ++b) {
-        const __m512 d = _mm512_set1_ps(Fp16ToFp32(v[b].d));
+        const __m512 d = _mm512_set1_ps(dv[b][j]);
 #pragma GCC unroll 2
         for (int half = 0; half < 2; ++half) {
           const __m512i x = _mm512_cvtepi8_epi32(
