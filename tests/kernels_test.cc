@@ -610,9 +610,10 @@ TEST(Activations, SoftmaxWeightsMatchTheScalarOracle) {
 
 // Attention, each SIMD path against the scalar oracle, with and without soft-capping, over a
 // window that does not start at position 0 (sliding-window layers) and over a ring (a sliding
-// layer's cache); head sizes each path takes in registers, Gemma's 256, and ones it hands to the
-// scalar path; one query head, and a group of five sharing a KV head, each of whose results is
-// the one it has alone, bit for bit.
+// layer's cache); head sizes each path takes in registers, Gemma's 256 and Gemma 4's 512, and ones
+// it hands to the scalar path (384 among them: AVX-512 has no kernel between 256 and 512); one
+// query head, and a group of five sharing a KV head, each of whose results is the one it has
+// alone, bit for bit.
 TEST(Attention, SimdPathEqualsTheScalarOracle) {
   std::vector<std::pair<const char*, AttendFn>> paths;
   if (IsaSupported(Isa::kAvx2)) paths.emplace_back("avx2", &AttendAvx2);
@@ -621,7 +622,7 @@ TEST(Attention, SimdPathEqualsTheScalarOracle) {
   std::mt19937 rng(9);
   std::normal_distribution<float> dist(0, 1);
   const int group = 5;
-  for (int head_dim : {16, 64, 128, 8, 24, 256, 12}) {
+  for (int head_dim : {16, 64, 128, 8, 24, 256, 12, 512, 384}) {
     for (float softcap : {0.0f, 50.0f}) {
       const int positions = 300, kv_heads = 2;
       const int64_t stride = static_cast<int64_t>(kv_heads) * head_dim;
@@ -726,16 +727,16 @@ void SharedScoreRows(int heads, int head_dim, int64_t span, const float* q, floa
 // prompt they share, a prefill chunk's tokens over the positions before it) and handed to the
 // attend kernel (AttentionHead::scored) give each head the result that kernel computes alone,
 // bit for bit, for every kernel table that has them (the AVX-512 one must): head sizes taken in
-// registers (16 to 256) and handed to the scalar path (24), with and without soft-capping,
-// windows from 0 and later, over a ring, 1 to all positions scored ahead; 9 heads of 3 vectors,
-// so that the kernel's pairs of heads leave one over. Scores of order 1 (unit keys and queries):
-// where all are near 0, every e^score rounds to 1 and a wrong score goes unseen.
+// registers (16 to 256, 512) and handed to the scalar path (24, 384), with and without
+// soft-capping, windows from 0 and later, over a ring, 1 to all positions scored ahead; 9 heads of
+// 3 vectors, so that the kernel's pairs of heads leave one over. Scores of order 1 (unit keys and
+// queries): where all are near 0, every e^score rounds to 1 and a wrong score goes unseen.
 TEST(Attention, SharedScoresGiveEachHeadItsOwnResultBitForBit) {
   const std::vector<Isa> isas = IsasWithKernel(&KernelTable::shared_scores);
   std::mt19937 rng(12);
   std::normal_distribution<float> dist(0, 1);
   const int group = 3, vectors = 3, heads = group * vectors, positions = 200, kv_heads = 2;
-  for (int head_dim : {16, 32, 64, 256, 24}) {
+  for (int head_dim : {16, 32, 64, 256, 24, 512, 384}) {
     const int64_t stride = static_cast<int64_t>(kv_heads) * head_dim;
     std::vector<float> keys(static_cast<size_t>(positions * stride)), values(keys.size()),
         q(static_cast<size_t>(heads * head_dim));
@@ -776,14 +777,14 @@ TEST(Attention, SharedScoresGiveEachHeadItsOwnResultBitForBit) {
 
 // The same over a Q8_0 cache: the shared scores (SharedScoresQ8_0Fn) of 9 heads give each head
 // the output attend_q8_0 gives it alone, bit for bit, on every table that has them (the AVX-512
-// one required): head sizes of 1 to 8 blocks and 16 (head by head there), soft-capping, windows
-// from 0 and later, a ring, 1 to all positions scored ahead.
+// one required): head sizes of 1 to 8 blocks and 16 (Gemma 4's 512), and 12 (head by head),
+// soft-capping, windows from 0 and later, a ring, 1 to all positions scored ahead.
 TEST(Attention, SharedQ8_0ScoresGiveEachHeadItsOwnResultBitForBit) {
   const std::vector<Isa> isas = IsasWithKernel(&KernelTable::shared_scores_q8_0);
   std::mt19937 rng(14);
   std::normal_distribution<float> dist(0, 1);
   const int group = 3, vectors = 3, heads = group * vectors, positions = 200, kv_heads = 2;
-  for (int head_dim : {32, 64, 128, 256, 512}) {
+  for (int head_dim : {32, 64, 128, 256, 512, 384}) {
     const int64_t stride = static_cast<int64_t>(kv_heads) * head_dim, block_stride = stride / kQK;
     std::vector<float> raw(static_cast<size_t>(positions * stride));
     std::vector<BlockQ8_0> keys(raw.size() / kQK), values(keys.size());
@@ -888,8 +889,9 @@ TEST(Attention, GivenScoresAreTakenAsTheyAre) {
 
 // Attention over a Q8_0 cache: the AVX2 and AVX-512 kernels against the scalar oracle (AttendQ8_0
 // head by head, the scalar block dot), over whole and partial windows, a ring, and a shared prompt
-// read from another sequence's rows; head sizes it takes (multiples of 32 up to 256) and ones it
-// hands back (48, 288); a group of five whose heads each equal what they are alone, bit for bit.
+// read from another sequence's rows; head sizes it takes (multiples of 32 up to 256, and 512) and
+// ones it hands back (48, 288, 384); a group of five whose heads each equal what they are alone,
+// bit for bit.
 TEST(Attention, Q8_0CacheSimdPathEqualsTheScalarOracle) {
   std::vector<std::pair<const char*, AttendQ8_0Fn>> paths;
   if (IsaSupported(Isa::kAvx2)) paths.emplace_back("avx2", &AttendQ8_0Avx2);
@@ -898,7 +900,7 @@ TEST(Attention, Q8_0CacheSimdPathEqualsTheScalarOracle) {
   std::mt19937 rng(11);
   std::normal_distribution<float> dist(0, 1);
   const int group = 5;
-  for (int head_dim : {64, 32, 128, 256, 96, 48, 288}) {
+  for (int head_dim : {64, 32, 128, 256, 96, 48, 288, 512, 384}) {
     for (float softcap : {0.0f, 50.0f}) {
       // Two sequences of `positions` rows each, two KV heads per row; the kernel reads the
       // second KV head of sequence 1.

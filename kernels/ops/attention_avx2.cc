@@ -75,34 +75,45 @@ EVALD_ATTEND_AVX2_TARGET inline void SoftmaxNumeratorsOfHeads(float* scores, int
   }
 }
 
-// out (head g's at out + g * 8 L) += the weighted values of a block's n rows, head by head, in
-// two chains where the head is narrow (one where its L registers already keep the multiply-adds
-// busy); e: the block's numerators of head 0, head g's span floats further on.
+// out_head += the weighted values of a block's n rows for one head (its numerators at e), in two
+// chains where the head is narrow (one where its L registers already keep the multiply-adds busy).
+template <int L>
+EVALD_ATTEND_AVX2_TARGET inline void AddHeadValues(const float* const* rows, int n, const float* e,
+                                                   float* out_head) {
+  constexpr int kChains = L >= 4 ? 1 : 2;
+  __m256 acc[kChains][L];
+#pragma GCC unroll 2
+  for (int c = 0; c < kChains; ++c)
+#pragma GCC unroll 32
+    for (int l = 0; l < L; ++l) acc[c][l] = _mm256_setzero_ps();
+  for (int j = 0; j < n; ++j) {
+    const __m256 a = _mm256_set1_ps(e[j]);
+    __m256(&chain)[L] = acc[kChains == 1 ? 0 : j % kChains];
+#pragma GCC unroll 32
+    for (int l = 0; l < L; ++l)
+      chain[l] = _mm256_fmadd_ps(a, _mm256_loadu_ps(rows[j] + 8 * l), chain[l]);
+  }
+#pragma GCC unroll 32
+  for (int l = 0; l < L; ++l) {
+    __m256 block = acc[0][l];
+    if constexpr (kChains == 2) block = _mm256_add_ps(block, acc[1][l]);
+    _mm256_storeu_ps(out_head + 8 * l, _mm256_add_ps(_mm256_loadu_ps(out_head + 8 * l), block));
+  }
+}
+
+// out (head g's at out + g * 8 L) += the weighted values of a block's n rows, head by head; e:
+// the block's numerators of head 0, head g's span floats further on. Heads wider than 256
+// (Gemma 4's 512) go in passes of 32 registers: a lane's chain is the same in whichever pass.
 template <int L>
 EVALD_ATTEND_AVX2_TARGET inline void AddValueBlock(const float* const* rows, int n, const float* e0,
                                                    int64_t span, int heads, float* out) {
-  constexpr int kChains = L >= 4 ? 1 : 2;
-  for (int g = 0; g < heads; ++g) {
-    const float* e = e0 + g * span;
-    __m256 acc[kChains][L];
-#pragma GCC unroll 2
-    for (int c = 0; c < kChains; ++c)
-#pragma GCC unroll 32
-      for (int l = 0; l < L; ++l) acc[c][l] = _mm256_setzero_ps();
-    for (int j = 0; j < n; ++j) {
-      const __m256 a = _mm256_set1_ps(e[j]);
-      __m256(&chain)[L] = acc[kChains == 1 ? 0 : j % kChains];
-#pragma GCC unroll 32
-      for (int l = 0; l < L; ++l)
-        chain[l] = _mm256_fmadd_ps(a, _mm256_loadu_ps(rows[j] + 8 * l), chain[l]);
-    }
-    float* o = out + g * 8 * L;
-#pragma GCC unroll 32
-    for (int l = 0; l < L; ++l) {
-      __m256 block = acc[0][l];
-      if constexpr (kChains == 2) block = _mm256_add_ps(block, acc[1][l]);
-      _mm256_storeu_ps(o + 8 * l, _mm256_add_ps(_mm256_loadu_ps(o + 8 * l), block));
-    }
+  constexpr int kPass = L > 32 ? 32 : L;
+  static_assert(L % kPass == 0);
+  const float* part[kBlock];
+  for (int p = 0; p < L / kPass; ++p) {
+    for (int j = 0; j < n; ++j) part[j] = rows[j] + 8 * kPass * p;
+    for (int g = 0; g < heads; ++g)
+      AddHeadValues<kPass>(part, n, e0 + g * span, out + g * 8 * L + 8 * kPass * p);
   }
 }
 
@@ -278,20 +289,28 @@ EVALD_ATTEND_AVX2_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads
   DivideBySums<L>(heads, inverse, out);
 }
 
+// Head sizes up to 256 in steps of 32, and 512 (Gemma 4's full-attention layers); the sizes
+// between have no entry (head by head, AttendQ8_0Heads).
 template <size_t... I>
-constexpr std::array<AttendQ8_0GroupFn, sizeof...(I)> AttendQ8_0Table(std::index_sequence<I...>) {
-  return {&AttendQ8_0Blocks<static_cast<int>(I) + 1>...};
+constexpr std::array<AttendQ8_0GroupFn, 16> AttendQ8_0Table(std::index_sequence<I...>) {
+  std::array<AttendQ8_0GroupFn, 16> table{};
+  ((table[I] = &AttendQ8_0Blocks<static_cast<int>(I) + 1>), ...);
+  table[15] = &AttendQ8_0Blocks<16>;
+  return table;
 }
 
-// Head sizes up to 256, in steps of 32.
 constexpr auto kAttendQ8_0Avx2 = AttendQ8_0Table(std::make_index_sequence<8>());
 
+// Head sizes up to 256 (Gemma's) in steps of 8, and 512; the sizes between have no entry (the
+// scalar path).
 template <size_t... I>
-constexpr std::array<AttendFn, sizeof...(I)> AttendTable(std::index_sequence<I...>) {
-  return {&AttendGroupLanes<static_cast<int>(I) + 1>...};
+constexpr std::array<AttendFn, 64> AttendTable(std::index_sequence<I...>) {
+  std::array<AttendFn, 64> table{};
+  ((table[I] = &AttendGroupLanes<static_cast<int>(I) + 1>), ...);
+  table[63] = &AttendGroupLanes<64>;
+  return table;
 }
 
-// Head sizes up to 256 (Gemma's), in steps of 8.
 constexpr auto kAttendAvx2 = AttendTable(std::make_index_sequence<32>());
 
 }  // namespace

@@ -44,17 +44,31 @@ EVALD_ATTEND_TARGET void AttendGroupLanes(const AttentionHead& h, int heads, con
   for (int t = from; t <= last; t += kBlock) {
     const int n = key_rows.Next(t, last, rows);
     for (int g = 0; g < heads; ++g) {
-      __m512 qv[L];
-#pragma GCC unroll 16
-      for (int l = 0; l < L; ++l) qv[l] = _mm512_loadu_ps(q + g * kDim + 16 * l);
       __m512 products[kBlock];
+      if constexpr (L > 16) {
+        // A query wider than the registers (Gemma 4's 512) goes register by register across the
+        // block's rows: each position's chain is the same, its multiply-adds in the same order.
 #pragma GCC unroll 16
-      for (int j = 0; j < kBlock; ++j) {
-        products[j] = _mm512_setzero_ps();
-        if (j >= n) continue;
+        for (int j = 0; j < kBlock; ++j) products[j] = _mm512_setzero_ps();
+        for (int l = 0; l < L; ++l) {
+          const __m512 ql = _mm512_loadu_ps(q + g * kDim + 16 * l);
 #pragma GCC unroll 16
-        for (int l = 0; l < L; ++l)
-          products[j] = _mm512_fmadd_ps(qv[l], _mm512_loadu_ps(rows[j] + 16 * l), products[j]);
+          for (int j = 0; j < kBlock; ++j)
+            if (j < n)
+              products[j] = _mm512_fmadd_ps(ql, _mm512_loadu_ps(rows[j] + 16 * l), products[j]);
+        }
+      } else {
+        __m512 qv[L];
+#pragma GCC unroll 16
+        for (int l = 0; l < L; ++l) qv[l] = _mm512_loadu_ps(q + g * kDim + 16 * l);
+#pragma GCC unroll 16
+        for (int j = 0; j < kBlock; ++j) {
+          products[j] = _mm512_setzero_ps();
+          if (j >= n) continue;
+#pragma GCC unroll 16
+          for (int l = 0; l < L; ++l)
+            products[j] = _mm512_fmadd_ps(qv[l], _mm512_loadu_ps(rows[j] + 16 * l), products[j]);
+        }
       }
       StoreScores(h, TransposedSumsBy(products, AddFloats()), n, scores + g * span + t, vmax[g]);
     }
@@ -70,12 +84,16 @@ EVALD_ATTEND_TARGET void AttendGroupLanes(const AttentionHead& h, int heads, con
   DivideBySums<L>(heads, inverse, out);
 }
 
+// Head sizes up to 256 (Gemma's) in steps of 16, and 512 (Gemma 4's full-attention layers); the
+// sizes between have no entry (the scalar path).
 template <size_t... I>
-constexpr std::array<AttendFn, sizeof...(I)> AttendTable(std::index_sequence<I...>) {
-  return {&AttendGroupLanes<static_cast<int>(I) + 1>...};
+constexpr std::array<AttendFn, 32> AttendTable(std::index_sequence<I...>) {
+  std::array<AttendFn, 32> table{};
+  ((table[I] = &AttendGroupLanes<static_cast<int>(I) + 1>), ...);
+  table[31] = &AttendGroupLanes<32>;
+  return table;
 }
 
-// Head sizes up to 256 (Gemma's), in steps of 16.
 constexpr auto kAttendAvx512 = AttendTable(std::make_index_sequence<16>());
 
 // r[j] (16 rows of 16 floats) transposed in place, except that the result's rows come out with
@@ -204,9 +222,13 @@ EVALD_ATTEND_TARGET void SharedScoresLanes(const AttentionHead& h, int heads, co
   }
 }
 
+// The head sizes kAttendAvx512 takes in registers.
 template <size_t... I>
-constexpr std::array<SharedScoresFn, sizeof...(I)> SharedScoresTable(std::index_sequence<I...>) {
-  return {&SharedScoresLanes<static_cast<int>(I) + 1>...};
+constexpr std::array<SharedScoresFn, 32> SharedScoresTable(std::index_sequence<I...>) {
+  std::array<SharedScoresFn, 32> table{};
+  ((table[I] = &SharedScoresLanes<static_cast<int>(I) + 1>), ...);
+  table[31] = &SharedScoresLanes<32>;
+  return table;
 }
 
 constexpr auto kSharedScoresAvx512 = SharedScoresTable(std::make_index_sequence<16>());
@@ -222,7 +244,8 @@ void SharedScoresAvx512(const AttentionHead& head, int heads, const float* const
                         const float* keys, int first, int last, float* const* scores) {
   const int lanes = head.head_dim / 16;
   if (head.head_dim % 16 != 0 || lanes < 1 ||
-      lanes > static_cast<int>(kSharedScoresAvx512.size())) {
+      lanes > static_cast<int>(kSharedScoresAvx512.size()) ||
+      kSharedScoresAvx512[static_cast<size_t>(lanes - 1)] == nullptr) {
     SharedScoresScalar(head, heads, q, keys, first, last, scores);
     return;
   }

@@ -233,6 +233,18 @@ EVALD_ATTEND_TARGET inline void SoftmaxNumeratorsOfHeads(float* scores, int64_t 
 template <int L>
 EVALD_ATTEND_TARGET inline void AddValueBlock(const float* const* rows, int n, const float* e,
                                               int64_t span, int heads, float* out) {
+  if constexpr (L > 16) {
+    // Heads wider than 256 (Gemma 4's 512) in passes of 16 registers, one head at a time: a
+    // lane's chain over the positions is the same in whichever pass it is computed.
+    static_assert(L % 16 == 0);
+    const float* part[kBlock];
+    for (int p = 0; p < L / 16; ++p) {
+      for (int j = 0; j < n; ++j) part[j] = rows[j] + 256 * p;
+      for (int g = 0; g < heads; ++g)
+        AddWeightedValues<16, 1>(part, n, e + g * span, span, out + g * 16 * L + 256 * p);
+    }
+    return;
+  }
   constexpr int kHeads = HeadsPerValuePass(L);
   constexpr auto kValuePasses = ValuePassTable<L>(std::make_index_sequence<kHeads>());
   for (int g = 0; g < heads; g += kHeads) {

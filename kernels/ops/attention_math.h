@@ -43,14 +43,15 @@ inline void InHeadPasses(Kernel kernel, const AttentionHead& head, int heads, co
 }
 
 // The heads through table[head_dim / width - 1] (the kernel for that many registers of `width`
-// floats, at most kMaxAttendGroup heads a call); a head size that is not a multiple of `width`
-// or is wider than the table takes the scalar path.
+// floats, at most kMaxAttendGroup heads a call); a head size that is not a multiple of `width`,
+// is wider than the table or has no entry in it takes the scalar path.
 template <size_t N>
 inline void AttendByWidth(const std::array<AttendFn, N>& table, int width,
                           const AttentionHead& head, int heads, const float* q, const float* keys,
                           const float* values, int first, int last, float* scores, float* out) {
   const int lanes = head.head_dim / width;
-  if (head.head_dim % width != 0 || lanes < 1 || lanes > static_cast<int>(N)) {
+  if (head.head_dim % width != 0 || lanes < 1 || lanes > static_cast<int>(N) ||
+      table[static_cast<size_t>(lanes - 1)] == nullptr) {
     AttendScalar(head, heads, q, keys, values, first, last, scores, out);
     return;
   }
@@ -64,9 +65,20 @@ using AttendQ8_0GroupFn = void (*)(const AttentionHead& head, int heads, const f
                                    const BlockQ8_0* keys, const BlockQ8_0* values, int first,
                                    int last, float* scores, float* out);
 
-// The heads through table[head_dim / 32 - 1]; a head size that is not a multiple of 32 or is
-// wider than the table, or a cache the kernels do not address as AttentionHead's floats / 32
-// (blocks of block_stride per row), goes to `heads_path` (AttendQ8_0Heads).
+// Whether table (of N entries) has a kernel for head_dim = 32 x blocks over a cache it can address
+// as AttentionHead's floats / 32 (blocks of block_stride per row). The shared-scores kernels over
+// a Q8_0 cache ask the same, so that a head's scores come from the kernel that would compute them.
+template <typename Fn, size_t N>
+inline bool HasQ8_0Kernel(const std::array<Fn, N>& table, const AttentionHead& head,
+                          int64_t block_stride) {
+  const int blocks = head.head_dim / kQK;
+  return head.head_dim % kQK == 0 && blocks >= 1 && blocks <= static_cast<int>(N) &&
+         table[static_cast<size_t>(blocks - 1)] != nullptr && head.stride == block_stride * kQK &&
+         head.prefix_offset % kQK == 0;
+}
+
+// The heads through table[head_dim / 32 - 1]; what the table has no kernel for (HasQ8_0Kernel)
+// goes to `heads_path` (AttendQ8_0Heads).
 template <size_t N>
 inline void AttendQ8_0ByBlocks(const std::array<AttendQ8_0GroupFn, N>& table,
                                AttendQ8_0Fn heads_path, const AttentionHead& head, int heads,
@@ -74,8 +86,7 @@ inline void AttendQ8_0ByBlocks(const std::array<AttendQ8_0GroupFn, N>& table,
                                int64_t block_stride, int first, int last, float* scores,
                                float* out) {
   const int blocks = head.head_dim / kQK;
-  if (head.head_dim % kQK != 0 || blocks < 1 || blocks > static_cast<int>(N) ||
-      head.stride != block_stride * kQK || head.prefix_offset % kQK != 0) {
+  if (!HasQ8_0Kernel(table, head, block_stride)) {
     heads_path(head, heads, q, keys, values, block_stride, first, last, scores, out);
     return;
   }

@@ -136,12 +136,16 @@ EVALD_ATTEND_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads, con
   DivideBySums<L>(heads, inverse, out);
 }
 
+// Head sizes up to 256 in steps of 32, and 512 (Gemma 4's full-attention layers); the sizes
+// between have no entry (head by head, AttendQ8_0Heads).
 template <size_t... I>
-constexpr std::array<AttendQ8_0GroupFn, sizeof...(I)> AttendQ8_0Table(std::index_sequence<I...>) {
-  return {&AttendQ8_0Blocks<static_cast<int>(I) + 1>...};
+constexpr std::array<AttendQ8_0GroupFn, 16> AttendQ8_0Table(std::index_sequence<I...>) {
+  std::array<AttendQ8_0GroupFn, 16> table{};
+  ((table[I] = &AttendQ8_0Blocks<static_cast<int>(I) + 1>), ...);
+  table[15] = &AttendQ8_0Blocks<16>;
+  return table;
 }
 
-// Head sizes up to 256, in steps of 32.
 constexpr auto kAttendQ8_0Avx512 = AttendQ8_0Table(std::make_index_sequence<8>());
 
 // head_dim = 32 B over a Q8_0 cache: the scores AttendQ8_0Blocks computes, for many heads at
@@ -225,13 +229,16 @@ using SharedScoresQ8_0BlocksFn = void (*)(const AttentionHead& h, int heads, con
                                           const BlockQ8_0* keys, int first, int last,
                                           float* const* scores);
 
+// The head sizes kAttendQ8_0Avx512 takes.
 template <size_t... I>
-constexpr std::array<SharedScoresQ8_0BlocksFn, sizeof...(I)> SharedScoresQ8_0Table(
+constexpr std::array<SharedScoresQ8_0BlocksFn, 16> SharedScoresQ8_0Table(
     std::index_sequence<I...>) {
-  return {&SharedScoresQ8_0Blocks<static_cast<int>(I) + 1>...};
+  std::array<SharedScoresQ8_0BlocksFn, 16> table{};
+  ((table[I] = &SharedScoresQ8_0Blocks<static_cast<int>(I) + 1>), ...);
+  table[15] = &SharedScoresQ8_0Blocks<16>;
+  return table;
 }
 
-// The head sizes kAttendQ8_0Avx512 takes.
 constexpr auto kSharedScoresQ8_0Avx512 = SharedScoresQ8_0Table(std::make_index_sequence<8>());
 
 }  // namespace
@@ -239,11 +246,9 @@ constexpr auto kSharedScoresQ8_0Avx512 = SharedScoresQ8_0Table(std::make_index_s
 void SharedScoresQ8_0Avx512(const AttentionHead& head, int heads, const float* const* q,
                             const BlockQ8_0* keys, int64_t block_stride, int first, int last,
                             float* const* scores) {
-  // The cases AttendQ8_0ByBlocks sends head by head.
+  // The cases AttendQ8_0ByBlocks sends head by head (the two tables have the same entries).
   const int blocks = head.head_dim / kQK;
-  if (head.head_dim % kQK != 0 || blocks < 1 ||
-      blocks > static_cast<int>(kSharedScoresQ8_0Avx512.size()) ||
-      head.stride != block_stride * kQK || head.prefix_offset % kQK != 0) {
+  if (!HasQ8_0Kernel(kSharedScoresQ8_0Avx512, head, block_stride)) {
     SharedScoresQ8_0Heads<&DotQ8_0Avx512Vnni>(head, heads, q, keys, block_stride, first, last,
                                               scores);
     return;
