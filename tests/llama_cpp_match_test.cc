@@ -292,6 +292,12 @@ Gap CompareDistributions(const std::string& path, int continuation) {
 //   F32 weights: |d log p| <= 1e-4 (summation order only); gemma, gemma2, gemma3: <= 1e-3
 //     (their GELU goes through an F16 table in both, and a last-bit difference in x can round
 //     to the neighbouring F16 value).
+//   Gemma 4 31B's head sizes (256 sliding, 512 full) at F32: |d log p| <= 1e-2, the median
+//     position <= 1e-3, |d p| <= 1e-4. Measured 3.4-3.5e-3 (median 3.9e-4, |d p| 9.4e-6) on the
+//     scalar oracle and AVX-512 alike, 1.1e-3 on AVX2; the gap grows with the sliding heads
+//     (512 with 32-wide sliding heads instead: 3.6e-4), not with the 512 ones, and is not yet
+//     explained (RoPE angles by llama.cpp's repeated multiplication: 2.95e-3, and other files'
+//     gaps moved both ways, so not that). A 512 head's value passes swapped gives 2.3.
 //   Q8_0 / Q4_0 weights (activations quantized per 32-block by both): the median position
 //     within |d log p| <= 1e-4, every position within |d log p| <= 0.1 and |d p| <= 0.01 (with
 //     random weights an activation a rounding step away from a quantization boundary can land
@@ -299,7 +305,7 @@ Gap CompareDistributions(const std::string& path, int continuation) {
 TEST_F(LlamaCppMatch, NextTokenDistributionsWithinToleranceAlongASequence) {
   struct Case {
     std::string path;
-    bool quantized = false, gelu = false;
+    bool quantized = false, gelu = false, wide_heads = false;
   };
   std::vector<Case> cases = {{Models() + "/stories260K-f32.gguf", false, false},
                              {Models() + "/stories260K-q8_0.gguf", true, false},
@@ -313,6 +319,16 @@ TEST_F(LlamaCppMatch, NextTokenDistributionsWithinToleranceAlongASequence) {
       cases.push_back({path, type != GgmlType::kF32, std::string(arch).rfind("gemma", 0) == 0});
     }
   }
+  {
+    // Gemma 4 31B's own head sizes (512 on the full layers, 256 on the sliding ones): the widest
+    // attention kernels, at the reduced width.
+    RandomModelShape shape = SmallShape("gemma4", GgmlType::kF32);
+    shape.head_dim = 512;
+    shape.head_dim_swa = 256;
+    const std::string path = Scratch("dist-gemma4-heads-512.gguf");
+    ASSERT_TRUE(WriteRandomModel(shape, Models() + "/stories260K-f32.gguf", path).ok());
+    cases.push_back({path, false, true, true});
+  }
   for (const auto& c : cases) {
     if (c.path.find("q4_0") != std::string::npos && !std::ifstream(c.path)) continue;
     Gap g = CompareDistributions(c.path, 24);
@@ -320,6 +336,10 @@ TEST_F(LlamaCppMatch, NextTokenDistributionsWithinToleranceAlongASequence) {
       EXPECT_LE(g.median_log_p, 1e-4) << c.path;
       EXPECT_LE(g.log_p, 0.1) << c.path;
       EXPECT_LE(g.p, 0.01) << c.path;
+    } else if (c.wide_heads) {
+      EXPECT_LE(g.log_p, 1e-2) << c.path;
+      EXPECT_LE(g.median_log_p, 1e-3) << c.path;
+      EXPECT_LE(g.p, 1e-4) << c.path;
     } else {
       EXPECT_LE(g.log_p, c.gelu ? 1e-3 : 1e-4) << c.path;
     }
