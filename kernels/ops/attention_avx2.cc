@@ -291,27 +291,13 @@ EVALD_ATTEND_AVX2_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads
 
 // Head sizes up to 256 in steps of 32, and 512 (Gemma 4's full-attention layers); the sizes
 // between have no entry (head by head, AttendQ8_0Heads).
-template <size_t... I>
-constexpr std::array<AttendQ8_0GroupFn, 16> AttendQ8_0Table(std::index_sequence<I...>) {
-  std::array<AttendQ8_0GroupFn, 16> table{};
-  ((table[I] = &AttendQ8_0Blocks<static_cast<int>(I) + 1>), ...);
-  table[15] = &AttendQ8_0Blocks<16>;
-  return table;
-}
-
-constexpr auto kAttendQ8_0Avx2 = AttendQ8_0Table(std::make_index_sequence<8>());
+constexpr auto kAttendQ8_0Avx2 = NarrowAndWidestTable<AttendQ8_0GroupFn, 16>(
+    std::make_index_sequence<8>(), [](auto w) { return &AttendQ8_0Blocks<decltype(w)::value>; });
 
 // Head sizes up to 256 (Gemma's) in steps of 8, and 512; the sizes between have no entry (the
 // scalar path).
-template <size_t... I>
-constexpr std::array<AttendFn, 64> AttendTable(std::index_sequence<I...>) {
-  std::array<AttendFn, 64> table{};
-  ((table[I] = &AttendGroupLanes<static_cast<int>(I) + 1>), ...);
-  table[63] = &AttendGroupLanes<64>;
-  return table;
-}
-
-constexpr auto kAttendAvx2 = AttendTable(std::make_index_sequence<32>());
+constexpr auto kAttendAvx2 = NarrowAndWidestTable<AttendFn, 64>(
+    std::make_index_sequence<32>(), [](auto w) { return &AttendGroupLanes<decltype(w)::value>; });
 
 }  // namespace
 

@@ -86,15 +86,8 @@ EVALD_ATTEND_TARGET void AttendGroupLanes(const AttentionHead& h, int heads, con
 
 // Head sizes up to 256 (Gemma's) in steps of 16, and 512 (Gemma 4's full-attention layers); the
 // sizes between have no entry (the scalar path).
-template <size_t... I>
-constexpr std::array<AttendFn, 32> AttendTable(std::index_sequence<I...>) {
-  std::array<AttendFn, 32> table{};
-  ((table[I] = &AttendGroupLanes<static_cast<int>(I) + 1>), ...);
-  table[31] = &AttendGroupLanes<32>;
-  return table;
-}
-
-constexpr auto kAttendAvx512 = AttendTable(std::make_index_sequence<16>());
+constexpr auto kAttendAvx512 = NarrowAndWidestTable<AttendFn, 32>(
+    std::make_index_sequence<16>(), [](auto w) { return &AttendGroupLanes<decltype(w)::value>; });
 
 // r[j] (16 rows of 16 floats) transposed in place, except that the result's rows come out with
 // bits 0 and 1 of their index swapped: r[j] holds element TransposedRow(j) of every row.
@@ -223,15 +216,8 @@ EVALD_ATTEND_TARGET void SharedScoresLanes(const AttentionHead& h, int heads, co
 }
 
 // The head sizes kAttendAvx512 takes in registers.
-template <size_t... I>
-constexpr std::array<SharedScoresFn, 32> SharedScoresTable(std::index_sequence<I...>) {
-  std::array<SharedScoresFn, 32> table{};
-  ((table[I] = &SharedScoresLanes<static_cast<int>(I) + 1>), ...);
-  table[31] = &SharedScoresLanes<32>;
-  return table;
-}
-
-constexpr auto kSharedScoresAvx512 = SharedScoresTable(std::make_index_sequence<16>());
+constexpr auto kSharedScoresAvx512 = NarrowAndWidestTable<SharedScoresFn, 32>(
+    std::make_index_sequence<16>(), [](auto w) { return &SharedScoresLanes<decltype(w)::value>; });
 
 }  // namespace
 
@@ -242,14 +228,12 @@ void AttendAvx512(const AttentionHead& head, int heads, const float* q, const fl
 
 void SharedScoresAvx512(const AttentionHead& head, int heads, const float* const* q,
                         const float* keys, int first, int last, float* const* scores) {
-  const int lanes = head.head_dim / 16;
-  if (head.head_dim % 16 != 0 || lanes < 1 ||
-      lanes > static_cast<int>(kSharedScoresAvx512.size()) ||
-      kSharedScoresAvx512[static_cast<size_t>(lanes - 1)] == nullptr) {
+  if (!HasKernel(kSharedScoresAvx512, head.head_dim, 16)) {
     SharedScoresScalar(head, heads, q, keys, first, last, scores);
     return;
   }
-  kSharedScoresAvx512[static_cast<size_t>(lanes - 1)](head, heads, q, keys, first, last, scores);
+  kSharedScoresAvx512[static_cast<size_t>(head.head_dim / 16 - 1)](head, heads, q, keys, first,
+                                                                   last, scores);
 }
 
 }  // namespace evald::kernels

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "kernels/ops/attention.h"
 
@@ -42,21 +44,38 @@ inline void InHeadPasses(Kernel kernel, const AttentionHead& head, int heads, co
            last, scores + g * span, out + g * head.head_dim);
 }
 
+// A kernel table of N entries, entry w - 1 for width w (registers or Q8_0 blocks per head): the
+// narrow widths 1 .. sizeof...(I) and the widest, N (Gemma 4's 512-wide heads), none between (the
+// caller's fallback path). kernel(std::integral_constant<int, w>{}) names the width-w kernel.
+template <typename Fn, size_t N, size_t... I, typename Kernel>
+constexpr std::array<Fn, N> NarrowAndWidestTable(std::index_sequence<I...>, Kernel kernel) {
+  std::array<Fn, N> table{};
+  ((table[I] = kernel(std::integral_constant<int, static_cast<int>(I) + 1>{})), ...);
+  table[N - 1] = kernel(std::integral_constant<int, static_cast<int>(N)>{});
+  return table;
+}
+
+// Whether table (entry w - 1 for heads of w x `width` values) has a kernel for head_dim.
+template <typename Fn, size_t N>
+inline bool HasKernel(const std::array<Fn, N>& table, int head_dim, int width) {
+  const int w = head_dim / width;
+  return head_dim % width == 0 && w >= 1 && w <= static_cast<int>(N) &&
+         table[static_cast<size_t>(w - 1)] != nullptr;
+}
+
 // The heads through table[head_dim / width - 1] (the kernel for that many registers of `width`
-// floats, at most kMaxAttendGroup heads a call); a head size that is not a multiple of `width`,
-// is wider than the table or has no entry in it takes the scalar path.
+// floats, at most kMaxAttendGroup heads a call); a head size the table has no kernel for
+// (HasKernel) takes the scalar path.
 template <size_t N>
 inline void AttendByWidth(const std::array<AttendFn, N>& table, int width,
                           const AttentionHead& head, int heads, const float* q, const float* keys,
                           const float* values, int first, int last, float* scores, float* out) {
-  const int lanes = head.head_dim / width;
-  if (head.head_dim % width != 0 || lanes < 1 || lanes > static_cast<int>(N) ||
-      table[static_cast<size_t>(lanes - 1)] == nullptr) {
+  if (!HasKernel(table, head.head_dim, width)) {
     AttendScalar(head, heads, q, keys, values, first, last, scores, out);
     return;
   }
-  InHeadPasses(table[static_cast<size_t>(lanes - 1)], head, heads, q, keys, values, first, last,
-               scores, out);
+  InHeadPasses(table[static_cast<size_t>(head.head_dim / width - 1)], head, heads, q, keys, values,
+               first, last, scores, out);
 }
 
 // A vector kernel over a Q8_0 cache for one head size (32 B), taking at most kMaxAttendGroup
@@ -71,9 +90,7 @@ using AttendQ8_0GroupFn = void (*)(const AttentionHead& head, int heads, const f
 template <typename Fn, size_t N>
 inline bool HasQ8_0Kernel(const std::array<Fn, N>& table, const AttentionHead& head,
                           int64_t block_stride) {
-  const int blocks = head.head_dim / kQK;
-  return head.head_dim % kQK == 0 && blocks >= 1 && blocks <= static_cast<int>(N) &&
-         table[static_cast<size_t>(blocks - 1)] != nullptr && head.stride == block_stride * kQK &&
+  return HasKernel(table, head.head_dim, kQK) && head.stride == block_stride * kQK &&
          head.prefix_offset % kQK == 0;
 }
 

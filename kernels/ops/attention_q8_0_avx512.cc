@@ -138,15 +138,8 @@ EVALD_ATTEND_TARGET void AttendQ8_0Blocks(const AttentionHead& h, int heads, con
 
 // Head sizes up to 256 in steps of 32, and 512 (Gemma 4's full-attention layers); the sizes
 // between have no entry (head by head, AttendQ8_0Heads).
-template <size_t... I>
-constexpr std::array<AttendQ8_0GroupFn, 16> AttendQ8_0Table(std::index_sequence<I...>) {
-  std::array<AttendQ8_0GroupFn, 16> table{};
-  ((table[I] = &AttendQ8_0Blocks<static_cast<int>(I) + 1>), ...);
-  table[15] = &AttendQ8_0Blocks<16>;
-  return table;
-}
-
-constexpr auto kAttendQ8_0Avx512 = AttendQ8_0Table(std::make_index_sequence<8>());
+constexpr auto kAttendQ8_0Avx512 = NarrowAndWidestTable<AttendQ8_0GroupFn, 16>(
+    std::make_index_sequence<8>(), [](auto w) { return &AttendQ8_0Blocks<decltype(w)::value>; });
 
 // head_dim = 32 B over a Q8_0 cache: the scores AttendQ8_0Blocks computes, for many heads at
 // once. Per block of 16 positions each 32-value block of the keys is transposed once into 8
@@ -182,10 +175,9 @@ EVALD_ATTEND_VNNI_TARGET void SharedScoresQ8_0Blocks(const AttentionHead& h, int
   BlockRows<Q8_0RowLines(B), kQK, BlockQ8_0> key_rows(h, keys, first);
   for (int t = first; t <= last; t += kBlock) {
     const int n = key_rows.Next(t, last, rows);
+    __m512 dk[B];  // block b's key scales, position j in lane j
+    PositionScales<B>(rows, n, dk);
     for (int b = 0; b < B; ++b) {
-      alignas(32) uint16_t d[kBlock] = {};
-      for (int j = 0; j < n; ++j) d[j] = rows[j][b].d;
-      const __m512 dk = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d)));
       alignas(64) uint32_t column[8][kBlock];  // positions past `last`: zeros (dots of 0)
       for (int j = 0; j < kBlock; ++j)
         for (int i = 0; i < 8; ++i) {
@@ -214,7 +206,7 @@ EVALD_ATTEND_VNNI_TARGET void SharedScoresQ8_0Blocks(const AttentionHead& h, int
           const size_t at = static_cast<size_t>(g0 + k) * B + b;
           float* s = &sums[static_cast<size_t>(g0 + k) * kBlock];
           const __m512 before = b == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(s);
-          const __m512 product = _mm512_mul_ps(dk, _mm512_set1_ps(scale[at]));
+          const __m512 product = _mm512_mul_ps(dk[b], _mm512_set1_ps(scale[at]));
           _mm512_storeu_ps(s, _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[k]), product, before));
         }
       }
@@ -230,16 +222,9 @@ using SharedScoresQ8_0BlocksFn = void (*)(const AttentionHead& h, int heads, con
                                           float* const* scores);
 
 // The head sizes kAttendQ8_0Avx512 takes.
-template <size_t... I>
-constexpr std::array<SharedScoresQ8_0BlocksFn, 16> SharedScoresQ8_0Table(
-    std::index_sequence<I...>) {
-  std::array<SharedScoresQ8_0BlocksFn, 16> table{};
-  ((table[I] = &SharedScoresQ8_0Blocks<static_cast<int>(I) + 1>), ...);
-  table[15] = &SharedScoresQ8_0Blocks<16>;
-  return table;
-}
-
-constexpr auto kSharedScoresQ8_0Avx512 = SharedScoresQ8_0Table(std::make_index_sequence<8>());
+constexpr auto kSharedScoresQ8_0Avx512 = NarrowAndWidestTable<SharedScoresQ8_0BlocksFn, 16>(
+    std::make_index_sequence<8>(),
+    [](auto w) { return &SharedScoresQ8_0Blocks<decltype(w)::value>; });
 
 }  // namespace
 
