@@ -187,6 +187,45 @@ TEST(ChatTemplate, LanguageRulesMatchTheReference) {
       "{% if a %}{% elif messages %}E{% else %}F{% endif %}{{ (1, 2) | length }}{{ ([1, 2] + [3]) "
       "| join }}",
       "{% generation %}gen {%- endgeneration %} done",
+      // Where Python and the reference part ways (found by the random templates below): each is
+      // refused, and the rest of each line renders the same in all three.
+      "{{ 'a,b,c'|title }}",
+      "{{ 'hello world-wide (x)'|title }}",
+      "{{ 'T' if (0 is number)|bool else 'F' }}",
+      "{{ 'T' if range(1, 4) is lower else 'F' }}",
+      "{{ '\\n'|indent(first=true)|length }}",
+      "{{ 'T' if nothing is sequence else 'F' }}",
+      "{{ 'T' if nothing is iterable else 'F' }}",
+      "{{ 'T' if nothing is callable else 'F' }}",
+      "{{ 'T' if (5|safe) is string else 'F' }}",
+      "{{ 100 % -2.5 }}",
+      // Filters Python returns as generators, views and ranges.
+      "{% if messages[::2]|selectattr('role', 'equalto', 'user') %}T{% endif %}",
+      "{{ messages|selectattr('role', 'equalto', 'user')|length }}",
+      "{{ (messages|selectattr('role', 'equalto', 'user'))[0].content }}",
+      "{% set g = messages|selectattr('role', 'equalto', 'user') %}{% for m in g %}{{ m.content "
+      "}}{% endfor %}{% for m in g %}{{ m.content }}{% endfor %}",
+      "{{ range(3)|tojson }}",
+      "{{ (messages|reverse)[0].role }}",
+      "{{ ([] + {'a': 1}.items()|first)|length }}",
+      "{{ ((1, 2) + (1, 2) + [3])|length }}",
+      "{{ {'b': 1, 'a': 2}.dictsort()|length }}",
+      "{{ messages|selectattr('role', 'equalto', 'user')|map(attribute='content')|join(',') }}{% "
+      "for k, v in {'a': 1}.items() %}{{ k }}{{ v }}{% endfor %}{{ range(3)|length }}{{ "
+      "(messages|reverse|first).role }}{{ messages|reverse|list|length }}",
+      // Markup (what |safe makes in Python) escapes what + and its methods take.
+      "{{ ('x'|safe + '<s>')|length }}",
+      "{{ ('ab'|safe).replace('a', '<') }}",
+      "{{ ('x'|safe + 'y')|upper }}{{ 'a<b'|safe ~ '<' }}",
+      // Scopes: Python's loop iterations, set and filter blocks end theirs; its loop object has
+      // more attributes and is no mapping; it tests a loop's filter as the loop reaches each item.
+      "{% for x in [1, 2] %}{% if loop.first %}{% set y = 'a' %}{% endif %}{{ y }}{% endfor %}",
+      "{% filter upper %}{% set m = 'in' %}{{ m }}{% endfilter %}[{{ m }}]",
+      "{% set b %}{% set m = 'in' %}{{ m }}{% endset %}[{{ m }}]{{ b }}",
+      "{% for x in [1, 2] %}{{ loop.depth }}{% endfor %}",
+      "{% for x in [1] %}{{ 'T' if loop is mapping else 'F' }}{% endfor %}",
+      "{% set ns = namespace(flag=false) %}{% for x in [1, 2] if not ns.flag %}{% set ns.flag = "
+      "true %}{{ x }}{% endfor %}",
   };
   std::vector<testing::JinjaCase> cases;
   const Conversation conv = {{"system", "S"}, {"user", "U1"}, {"assistant", "A"}, {"user", "U2"}};
@@ -218,6 +257,56 @@ TEST(ChatTemplate, LanguageRulesMatchTheReference) {
     }
   }
   EXPECT_GE(rendered, 20);
+}
+
+// Random small templates (tests/reference/jinja_random_templates.py: expressions with the
+// operators, filters, tests, methods and slices chat templates use; statements nested a few
+// deep), each rendered by evald, @huggingface/jinja and Python's Jinja2. Where evald renders,
+// both references render the same bytes; where it fails and the reference renders, it refuses
+// by name. (Most random templates are wrong somewhere; a few hundred of each kind render.)
+TEST(ChatTemplate, RandomTemplatesRenderAsBothReferencesOrAreRefusedByName) {
+  if (!testing::HaveNodeReference() || !testing::HavePythonJinja2())
+    GTEST_SKIP() << "node, @huggingface/jinja and python3-jinja2 are needed "
+                    "(scripts/install-deps.sh)";
+  for (const char* mode : {"expressions", "statements"}) {
+    auto generated =
+        testing::RunShell("/usr/bin/python3 " + testing::SourceDir() +
+                          "/tests/reference/jinja_random_templates.py " + mode + " 7 1500");
+    ASSERT_EQ(generated.exit_code, 0) << generated.output;
+    const std::vector<testing::JinjaCase> cases = testing::ReadJinjaCases(generated.output);
+    ASSERT_EQ(cases.size(), 1500u);
+    const std::vector<std::string> reference = testing::JinjaRender(cases);
+    const std::vector<std::string> python = testing::PythonJinja2Render(cases);
+    ASSERT_EQ(reference.size(), cases.size());
+    ASSERT_EQ(python.size(), cases.size());
+    int rendered = 0, refused = 0, wrong = 0;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      auto t = ChatTemplate::Parse(cases[i].template_text);
+      StatusOr<std::string> got =
+          t.ok() ? t->Render(cases[i].messages, "<s>", "</s>") : StatusOr<std::string>(t.status());
+      const bool reference_failed = reference[i].rfind("JINJA ERROR: ", 0) == 0;
+      bool bad = false;
+      if (got.ok()) {
+        ++rendered;
+        bad = *got != reference[i] || *got != python[i];
+      } else if (got.status().message().find(kRefused) != std::string::npos) {
+        ++refused;
+      } else {
+        bad = !reference_failed;
+      }
+      if (bad && ++wrong <= 5)
+        ADD_FAILURE() << mode << " case " << i << ":\n"
+                      << cases[i].template_text
+                      << "\nevald: " << (got.ok() ? *got : got.status().ToString())
+                      << "\nreference: " << reference[i] << "\nPython: " << python[i];
+    }
+    std::printf(
+        "%s: %zu templates, %d rendered by evald as by both references, %d refused by "
+        "name, %d wrong\n",
+        mode, cases.size(), rendered, refused, wrong);
+    EXPECT_EQ(wrong, 0) << mode;
+    EXPECT_GE(rendered, 100) << mode;
+  }
 }
 
 jinja::TemplateInput Messages(const Conversation& conv) {

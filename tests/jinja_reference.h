@@ -46,6 +46,25 @@ inline std::string WriteJinjaCases(const std::vector<JinjaCase>& cases_in) {
   return path;
 }
 
+// Cases as WriteJinjaCases writes them (the random template generator prints the same form).
+inline std::vector<JinjaCase> ReadJinjaCases(const std::string& json) {
+  google::protobuf::Struct in;
+  std::vector<JinjaCase> cases;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(json, &in).ok()) << json.substr(0, 200);
+  if (!in.fields().count("cases")) return cases;
+  for (const auto& c : in.fields().at("cases").list_value().values()) {
+    const auto& f = c.struct_value().fields();
+    JinjaCase& out = cases.emplace_back();
+    out.template_text = f.at("template").string_value();
+    out.bos = f.at("bos_token").string_value();
+    out.eos = f.at("eos_token").string_value();
+    for (const auto& m : f.at("messages").list_value().values())
+      out.messages.push_back({m.struct_value().fields().at("role").string_value(),
+                              m.struct_value().fields().at("content").string_value()});
+  }
+  return cases;
+}
+
 // A reference script's {"rendered": [...]}: each text, or an error as "JINJA ERROR: ...".
 inline std::vector<std::string> ParseRendered(const ShellResult& r) {
   google::protobuf::Struct out;

@@ -1,10 +1,12 @@
 #include "kernels/chat/jinja/jinja_builtins.h"
 
 #include <cmath>
+#include <set>
 
 #include "kernels/chat/jinja/jinja_format.h"
 #include "kernels/chat/jinja/jinja_methods.h"
 #include "kernels/chat/jinja/js_text.h"
+#include "kernels/chat/jinja/lazy_sequence.h"
 
 namespace evald::kernels::jinja {
 
@@ -24,6 +26,10 @@ bool PyIsCase(const std::string& s, bool lower) {
 }
 
 bool TestCase(const Value& v, bool lower) {
+  if (v.IsArray() || v.map || v.kind == Kind::kFunction)
+    Unsupported(
+        "the lower/upper test on a list, mapping or function (Python tests its printed "
+        "text)");
   if (v.kind != Kind::kString) return false;
   const std::string& s = RequireAscii(v.str(), lower ? "the lower test" : "the upper test");
   bool js = s == (lower ? AsciiLower(s) : AsciiUpper(s));
@@ -44,7 +50,7 @@ Value Range(std::vector<Value>& args, WorkBudget& budget, Heap& heap) {
     budget.Charge(1);
     out.push_back(Value::Integer(i));
   }
-  return heap.NewList(Kind::kArray, std::move(out));
+  return AsLazy(heap.NewList(Kind::kArray, std::move(out)), false);  // a Python range
 }
 
 std::string Strftime(const std::string& format, const std::tm& t) {
@@ -133,13 +139,18 @@ void CheckPythonPrintsTheSame(const Value& v, const char* where) {
     case Kind::kObject:
     case Kind::kKeywordArgs:
     case Kind::kNamespace:
+    case Kind::kLoop:
       Unsupported("a list or mapping written as text (Python writes its repr)" + w);
+    case Kind::kLazy:
+      RefuseLazy(v, "writing as text" + w);
     case Kind::kFunction:
       Unsupported("a function written as text" + w);
     case Kind::kInteger:
       if (std::fabs(v.number) > kMaxExactInteger) Unsupported("an integer beyond 2^53" + w);
       return;
     case Kind::kFloat: {
+      if (v.number == 0 && std::signbit(v.number))
+        Unsupported("a negative zero written as text (Python writes -0.0)" + w);
       const double a = std::fabs(v.number);
       if (!std::isfinite(v.number) || (a != 0 && (a < 1e-4 || a >= 1e16)))
         Unsupported("a float Python would write in another notation" + w);
@@ -151,6 +162,7 @@ void CheckPythonPrintsTheSame(const Value& v, const char* where) {
 }
 
 bool LooseEquals(const Value& a, const Value& b) {
+  if (a.IsLazy() || b.IsLazy()) RefuseLazy(a.IsLazy() ? a : b, "==");
   const bool a_nullish = a.kind == Kind::kNull || a.kind == Kind::kUndefined;
   const bool b_nullish = b.kind == Kind::kNull || b.kind == Kind::kUndefined;
   if (a_nullish || b_nullish) {
@@ -186,6 +198,7 @@ bool LooseEquals(const Value& a, const Value& b) {
 }
 
 bool StrictEquals(const Value& a, const Value& b) {
+  if (a.IsLazy() || b.IsLazy()) RefuseLazy(a.IsLazy() ? a : b, "matching by value");
   if (a.IsNumber() && b.IsNumber()) return a.number == b.number;
   if ((a.kind == Kind::kBoolean && b.IsNumber()) || (b.kind == Kind::kBoolean && a.IsNumber()))
     Unsupported("a boolean matched against a number (unequal in the reference, equal in Python)");
@@ -240,7 +253,32 @@ int CompareValues(const Value& a, const Value& b, bool case_sensitive) {
   return units;
 }
 
+// `lazy is name`: what Python answers for a generator, view or range where it is the same.
+bool LazyTest(const std::string& name, const Value& v) {
+  static const std::set<std::string> kFalse = {"undefined", "none",    "boolean", "true",
+                                               "false",     "string",  "number",  "integer",
+                                               "mapping",   "callable"};
+  if (name == "defined" || name == "iterable") return true;
+  if (kFalse.count(name)) return false;
+  RefuseLazy(v, "the " + name + " test");
+}
+
+// `loop is name`: Python's LoopContext is iterable and callable and no mapping.
+bool LoopTest(const std::string& name) {
+  static const std::set<std::string> kFalse = {"undefined", "none",   "boolean", "true",
+                                               "false",     "string", "number",  "integer"};
+  if (name == "defined") return true;
+  if (kFalse.count(name)) return false;
+  Unsupported("the " + name + " test on a loop object (a LoopContext in Python)");
+}
+
 bool RunTest(const std::string& name, const Value& v, const Value& argument) {
+  if (v.IsLazy()) return LazyTest(name, v);
+  if (v.kind == Kind::kLoop) return LoopTest(name);
+  // Jinja2's Undefined has __len__, __getitem__, __iter__ and __call__.
+  if (v.kind == Kind::kUndefined &&
+      (name == "sequence" || name == "iterable" || name == "callable"))
+    Unsupported("the " + name + " test on an undefined value (true in Python)");
   if (name == "boolean") return v.kind == Kind::kBoolean;
   if (name == "callable") return v.kind == Kind::kFunction;
   if (name == "odd" || name == "even") {

@@ -8,6 +8,7 @@
 #include "kernels/chat/jinja/jinja_format.h"
 #include "kernels/chat/jinja/jinja_methods.h"
 #include "kernels/chat/jinja/js_text.h"
+#include "kernels/chat/jinja/lazy_sequence.h"
 
 namespace evald::kernels::jinja {
 
@@ -29,7 +30,8 @@ std::string JoinPart(const Value& v) {
               " (Python and the reference write it differently)");
 }
 
-std::string Join(const Value& operand, const std::string& separator, WorkBudget& budget) {
+std::string Join(Interpreter& in, const Value& operand, const std::string& separator) {
+  WorkBudget& budget = in.budget();
   std::string out;
   if (operand.kind == Kind::kString) {
     bool first = true;
@@ -41,9 +43,10 @@ std::string Join(const Value& operand, const std::string& separator, WorkBudget&
     }
     return out;
   }
-  for (size_t i = 0; i < operand.list->size(); ++i) {
+  const ValueList& items = IterateItems(in, operand);
+  for (size_t i = 0; i < items.size(); ++i) {
     if (i) out += separator;
-    out += JoinPart((*operand.list)[i]);
+    out += JoinPart(items[i]);
     budget.Charge(static_cast<int64_t>(separator.size()) + 1);
   }
   return out;
@@ -52,6 +55,8 @@ std::string Join(const Value& operand, const std::string& separator, WorkBudget&
 void CheckJsonAgrees(const Value& v, int depth) {
   if (depth > 200) Unsupported("values nested more than 200 levels deep");
   if (v.kind == Kind::kUndefined) Unsupported("tojson of an undefined value (Python raises)");
+  if (v.IsLazy()) RefuseLazy(v, "tojson");
+  if (v.kind == Kind::kLoop) Unsupported("tojson of a loop object");
   if (v.kind == Kind::kFloat) {
     if (std::fmod(v.number, 1.0) == 0)
       Unsupported("tojson of an integral float (Python writes 1.0, the reference 1)");
@@ -126,11 +131,34 @@ Value NumberFromString(const std::string& s, bool integer, const Value& fallback
   return integer ? Value::Integer(v) : Value::Float(v);
 }
 
+// Jinja2's title filter, which is not str.title(): words split at runs of white space, '-',
+// '(', '{', '[' and '<' only, each word's first character upper-cased and the rest lowered.
+Value TitleFilter(const std::string& s) {
+  const std::string js = JsTitle(s);
+  auto separates = [](char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r') || c == '-' || c == '(' || c == '{' || c == '[' ||
+           c == '<';
+  };
+  std::string py = s;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const bool starts_word = !separates(s[i]) && (i == 0 || separates(s[i - 1]));
+    py[i] = starts_word ? AsciiUpper(s.substr(i, 1))[0] : AsciiLower(s.substr(i, 1))[0];
+  }
+  if (js != py)
+    Unsupported("the title filter on '" + s.substr(0, 40) + "' (Python and the reference differ)");
+  return Value::String(js);
+}
+
 Value Indent(const std::string& s, const std::string& indent, bool first, bool blank,
              WorkBudget& budget) {
-  for (char c : s)
-    if (c == '\r' || c == '\v' || c == '\f' || (c >= 0x1C && c <= 0x1E))
+  // Python splits lines at these too (U+0085, U+2028 and U+2029 in UTF-8); the reference at \n.
+  for (std::string_view other :
+       {"\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\xc2\x85", "\xe2\x80\xa8", "\xe2\x80\xa9"})
+    if (s.find(other) != std::string::npos)
       Unsupported("indent of text with line breaks other than \\n");
+  // Python indents the first line when asked even where it is empty; the reference does not.
+  if (first && !blank && (s.empty() || s[0] == '\n'))
+    Unsupported("indent(first=true) of text whose first line is empty");
   std::string out;
   size_t start = 0, line = 0;
   while (true) {
@@ -151,7 +179,8 @@ Value Indent(const std::string& s, const std::string& indent, bool first, bool b
 Value SelectAttr(Interpreter& in, const Value& list, const Node& call, Environment* env,
                  bool select) {
   const std::string& name = call.a->text;
-  for (const Value& item : *list.list)
+  const ValueList& items = IterateItems(in, list);
+  for (const Value& item : items)
     if (!item.IsAttributeContainer())
       TemplateError(name + " can only be applied to an array of objects");
   for (const auto& a : call.items)
@@ -162,7 +191,7 @@ Value SelectAttr(Interpreter& in, const Value& list, const Node& call, Environme
   const std::string test = args.size() > 1 ? args[1].str() : "";
   if (test == "undefined") Unsupported(name + " with the undefined test");
   ValueList out;
-  for (const Value& item : *list.list) {
+  for (const Value& item : items) {
     in.budget().Charge(1);
     const Value* a = item.map->Find(args[0].str());
     bool result = false;
@@ -171,7 +200,7 @@ Value SelectAttr(Interpreter& in, const Value& list, const Node& call, Environme
                             : RunTest(test, *a, args.size() > 2 ? args[2] : Value::Undefined());
     if (result == select) out.push_back(item);
   }
-  return in.heap().NewList(Kind::kArray, std::move(out));
+  return AsLazy(in.heap().NewList(Kind::kArray, std::move(out)), true);  // a generator
 }
 
 Value AttributeOf(const Value& item, const std::string& path) {
@@ -217,7 +246,7 @@ Value SortList(Interpreter& in, const Value& list, const Node* call, Environment
     return AttributeOf(item, attribute.kind == Kind::kInteger ? JsNumberToString(attribute.number)
                                                               : attribute.str());
   };
-  ValueList sorted = *list.list;
+  ValueList sorted = IterateItems(in, list);
   in.budget().Charge(static_cast<int64_t>(sorted.size()) * 4);
   std::stable_sort(sorted.begin(), sorted.end(), [&](const Value& a, const Value& b) {
     int r = CompareValues(key(a), key(b), case_sensitive.boolean);
@@ -233,19 +262,19 @@ Value MapAttribute(Interpreter& in, const Value& list, const Node& call, Environ
   if (attr->kind != Kind::kString) TemplateError("attribute must be a string");
   const Value* fallback = kwargs.Find("default");
   ValueList out;
-  for (const Value& item : *list.list) {
+  for (const Value& item : IterateItems(in, list)) {
     if (!item.IsAttributeContainer()) TemplateError("items in map must be an object");
     Value v = AttributeOf(item, attr->str());
     out.push_back(v.kind == Kind::kUndefined && fallback ? *fallback : v);
   }
   in.budget().Charge(static_cast<int64_t>(out.size()));
-  return in.heap().NewList(Kind::kArray, std::move(out));
+  return AsLazy(in.heap().NewList(Kind::kArray, std::move(out)), true);  // a generator
 }
 
 Value Unique(Interpreter& in, const Value& list) {
   ValueList out;
   std::set<std::string> seen, seen_lower;
-  for (const Value& item : *list.list) {
+  for (const Value& item : IterateItems(in, list)) {
     if (item.kind != Kind::kString) Unsupported("unique over values other than strings");
     if (seen.insert(item.str()).second) {
       if (!seen_lower.insert(AsciiLower(RequireAscii(item.str(), "unique"))).second)
@@ -253,7 +282,7 @@ Value Unique(Interpreter& in, const Value& list) {
       out.push_back(item);
     }
   }
-  return in.heap().NewList(Kind::kArray, std::move(out));
+  return AsLazy(in.heap().NewList(Kind::kArray, std::move(out)), true);  // a generator
 }
 
 Value ArrayFilter(Interpreter& in, const Value& operand, const std::string& name) {
@@ -264,10 +293,10 @@ Value ArrayFilter(Interpreter& in, const Value& operand, const std::string& name
     return name == "first" ? list.front() : list.back();
   }
   if (name == "length") return Value::Integer(static_cast<double>(list.size()));
-  if (name == "reverse")
-    return in.heap().NewList(Kind::kArray, ValueList(list.rbegin(), list.rend()));
+  if (name == "reverse")  // Python's reversed(): an iterator
+    return AsLazy(in.heap().NewList(Kind::kArray, ValueList(list.rbegin(), list.rend())), true);
   if (name == "sort") return SortList(in, operand, nullptr, nullptr);
-  if (name == "join") return Value::String(Join(operand, "", in.budget()));
+  if (name == "join") return Value::String(Join(in, operand, ""));
   if (name == "unique") return Unique(in, operand);
   if (name == "string") Unsupported("the string filter on a list (Python writes its repr)");
   TemplateError("unknown ArrayValue filter: " + name);
@@ -282,7 +311,8 @@ Value StringFilter(Interpreter& in, const Value& operand, const std::string& nam
       Unsupported("length of text with characters outside the Basic Multilingual Plane");
     return Value::Integer(static_cast<double>(units));
   }
-  if (name == "upper" || name == "lower" || name == "title" || name == "capitalize")
+  if (name == "title") return TitleFilter(s);
+  if (name == "upper" || name == "lower" || name == "capitalize")
     return StringMethod(in, operand, name, none);
   if (name == "trim") {
     std::string js(JsTrim(s));
@@ -311,7 +341,6 @@ Value ScalarFilter(const Value& operand, const std::string& name) {
     }
     TemplateError("unknown NumericValue filter: " + name);
   }
-  if (name == "bool") return operand;
   if (name == "int") return Value::Integer(operand.boolean ? 1 : 0);
   if (name == "float") return Value::Float(operand.boolean ? 1 : 0);
   if (name == "string") Unsupported("the string filter on a boolean (Python writes True/False)");
@@ -319,21 +348,35 @@ Value ScalarFilter(const Value& operand, const std::string& name) {
 }
 
 Value NamedFilter(Interpreter& in, const Value& operand, const std::string& name) {
-  if (name == "safe") return operand;
+  if (name == "safe") {
+    if (operand.kind != Kind::kString)  // Python's Markup(value) is a string, the reference's not
+      Unsupported(std::string("the safe filter on a ") + operand.TypeName());
+    Value markup = operand;
+    markup.py_markup = true;
+    return markup;
+  }
   if (name == "tojson") return ToJsonFilter(in, operand, nullptr, nullptr);
+  if (name == "bool") Unsupported("the bool filter (Python's Jinja2 has none)");
   if (operand.IsArray()) return ArrayFilter(in, operand, name);
-  if (operand.kind == Kind::kString) return StringFilter(in, operand, name);
+  if (operand.IsLazy()) {
+    if (name == "join") return Value::String(Join(in, operand, ""));
+    if (name == "sort") return SortList(in, operand, nullptr, nullptr);
+    if (name == "unique") return Unique(in, operand);
+    return LazyFilter(in, operand, name);
+  }
+  if (operand.kind == Kind::kString) {
+    // Python's string filters keep a Markup a Markup (soft_str, then its own methods).
+    Value result = StringFilter(in, operand, name);
+    if (operand.py_markup && name != "join" && name != "int" && name != "float")
+      KeepMarkup(&result);
+    return result;
+  }
   if (operand.IsNumber() || operand.kind == Kind::kBoolean) return ScalarFilter(operand, name);
   if (operand.IsObject()) {
-    if (name == "items") return PairList(in, *operand.map);
+    if (name == "items") return AsLazy(PairList(in, *operand.map), true);  // a generator
     if (name == "length") return Value::Integer(static_cast<double>(operand.map->size()));
-    Value builtin = BuiltinMember(in, operand, name);
-    if (builtin.kind == Kind::kFunction) {
-      std::vector<Value> none;
-      return (*builtin.function)(none);
-    }
-    if (builtin.kind != Kind::kUndefined) return builtin;
-    TemplateError("unknown ObjectValue filter: " + name);
+    if (name == "dictsort") return DictSort(in, *operand.map, {});
+    Unsupported("the " + name + " filter on a mapping");
   }
   TemplateError("cannot apply filter \"" + name + "\" to type: " + operand.TypeName());
 }
@@ -343,13 +386,13 @@ Value CalledFilter(Interpreter& in, const Value& operand, const Node& call, Envi
   const std::string& name = call.a->text;
   if (name == "tojson") return ToJsonFilter(in, operand, &call, env);
   if (name == "join") {
-    if (!operand.IsArray() && operand.kind != Kind::kString)
+    if (!operand.IsArray() && !operand.IsLazy() && operand.kind != Kind::kString)
       TemplateError("cannot apply filter \"join\" to type: " + std::string(operand.TypeName()));
     auto [args, kwargs] = in.SplitArguments(call.items, env);
     if (kwargs.size() > 0) Unsupported("join with keyword arguments");
     Value sep = args.empty() ? Value::String("") : args[0];
     if (sep.kind != Kind::kString) TemplateError("separator must be a string");
-    return Value::String(Join(operand, sep.str(), in.budget()));
+    return Value::String(Join(in, operand, sep.str()));
   }
   if (name == "int" || name == "float") {
     auto [args, kwargs] = in.SplitArguments(call.items, env);
@@ -372,11 +415,12 @@ Value CalledFilter(Interpreter& in, const Value& operand, const Node& call, Envi
     if (operand.kind == Kind::kUndefined || (boolean.boolean && !operand.Truthy())) return fallback;
     return operand;
   }
-  if (operand.IsArray()) {
+  if (operand.IsArray() || operand.IsLazy()) {
     if (name == "sort") return SortList(in, operand, &call, env);
     if (name == "selectattr" || name == "rejectattr")
       return SelectAttr(in, operand, call, env, name == "selectattr");
     if (name == "map") return MapAttribute(in, operand, call, env);
+    if (operand.IsLazy()) RefuseLazy(operand, "the " + name + " filter");
     TemplateError("unknown ArrayValue filter: " + name);
   }
   if (operand.kind == Kind::kString) {
@@ -388,9 +432,13 @@ Value CalledFilter(Interpreter& in, const Value& operand, const Node& call, Envi
       std::string unit = width.kind == Kind::kString
                              ? width.str()
                              : std::string(BoundedCount(width.number, 0, 256), ' ');
-      return Indent(operand.str(), unit,
-                    ArgOr(args, kwargs, 1, "first", Value::Boolean(false)).Truthy(),
-                    ArgOr(args, kwargs, 2, "blank", Value::Boolean(false)).Truthy(), in.budget());
+      if (operand.py_markup && width.kind == Kind::kString && HasHtmlSpecial(width.str()))
+        Unsupported("indent of a |safe string by text Python HTML-escapes");
+      Value result = Indent(
+          operand.str(), unit, ArgOr(args, kwargs, 1, "first", Value::Boolean(false)).Truthy(),
+          ArgOr(args, kwargs, 2, "blank", Value::Boolean(false)).Truthy(), in.budget());
+      result.py_markup = operand.py_markup;
+      return result;
     }
     if (name == "replace") {
       std::vector<Value> args = in.CallArguments(call.items, env);
@@ -399,12 +447,8 @@ Value CalledFilter(Interpreter& in, const Value& operand, const Node& call, Envi
     TemplateError("unknown StringValue filter: " + name);
   }
   if (operand.IsObject()) {
-    Value builtin = BuiltinMember(in, operand, name);
-    if (builtin.kind == Kind::kFunction) {
-      std::vector<Value> args = in.CallArguments(call.items, env);
-      return (*builtin.function)(args);
-    }
-    TemplateError("unknown ObjectValue filter: " + name);
+    if (name == "dictsort") return DictSort(in, *operand.map, in.CallArguments(call.items, env));
+    Unsupported("the " + name + " filter on a mapping");
   }
   TemplateError("cannot apply filter \"" + name + "\" to type: " + operand.TypeName());
 }
@@ -413,6 +457,8 @@ Value CalledFilter(Interpreter& in, const Value& operand, const Node& call, Envi
 
 Value ApplyFilter(Interpreter& in, const Value& operand, const Node& filter, Environment* env) {
   in.budget().Charge(1);
+  if (operand.kind == Kind::kLoop)
+    Unsupported("a filter on a loop object (a LoopContext in Python)");
   if (filter.kind == NodeKind::kIdentifier) return NamedFilter(in, operand, filter.text);
   if (filter.kind == NodeKind::kCall) return CalledFilter(in, operand, filter, env);
   TemplateError("unknown filter");

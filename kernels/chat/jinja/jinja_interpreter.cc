@@ -1,5 +1,6 @@
 #include "kernels/chat/jinja/jinja_interpreter.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/chat/jinja/jinja_builtins.h"
@@ -7,6 +8,7 @@
 #include "kernels/chat/jinja/jinja_format.h"
 #include "kernels/chat/jinja/jinja_methods.h"
 #include "kernels/chat/jinja/js_text.h"
+#include "kernels/chat/jinja/lazy_sequence.h"
 
 namespace evald::kernels::jinja {
 
@@ -21,9 +23,10 @@ double NumericValue(const Value& v) {
 
 // Python keeps the sign of the divisor in %, JavaScript that of the dividend; both raise or
 // return infinity on zero where the other does not.
-void CheckArithmeticAgrees(const std::string& op, double a, double b) {
+// A float remainder of zero keeps the divisor's sign in Python (-0.0).
+void CheckArithmeticAgrees(const std::string& op, double a, double b, bool is_float) {
   if ((op == "/" || op == "//" || op == "%") && b == 0) Unsupported("division by zero");
-  if (op == "%" && std::fmod(a, b) != 0 && (a < 0) != (b < 0))
+  if (op == "%" && (std::fmod(a, b) != 0 || is_float) && (a < 0) != (b < 0))
     Unsupported("% with operands of different signs");
 }
 
@@ -104,104 +107,27 @@ std::string Interpreter::RenderToString(const NodeList& body, Environment* env, 
   return out;
 }
 
-void Interpreter::BindLoopVariable(const Node& target, const Value& item, Environment* scope) {
-  if (target.kind == NodeKind::kIdentifier) {
-    scope->Set(target.text, item);
-    return;
+// A {% set %} or {% filter %} block's body: a scope of its own in Python, none in the reference,
+// so what it sets is refused to the code after it (Environment::stale).
+std::string Interpreter::RenderBlockScope(const NodeList& body, Environment* env,
+                                          const char* where) {
+  Environment* inner = heap_.NewEnvironment(env);
+  std::string out = RenderToString(body, inner, where);
+  for (const auto& entry : inner->variables) {
+    env->variables.erase(entry.first);
+    env->stale.insert(entry.first);
   }
-  for (size_t j = 0; j < target.items.size(); ++j) {
-    if (target.items[j]->kind != NodeKind::kIdentifier)
-      TemplateError("cannot unpack to a non-identifier");
-    const bool has = item.IsArray() && j < item.list->size();
-    scope->Set(target.items[j]->text, has ? (*item.list)[j] : Value::Undefined());
-  }
-}
-
-// The items a for loop runs over, after its `if` filter (the loop variable bound in a scope of
-// its own for the test).
-std::vector<Value> Interpreter::ForItems(const Node& node, Environment* scope) {
-  const Node* iterable_node = node.b.get();
-  const Node* test = nullptr;
-  if (iterable_node->kind == NodeKind::kSelect) {
-    test = iterable_node->b.get();
-    iterable_node = iterable_node->a.get();
-  }
-  Value iterable = Evaluate(*iterable_node, scope);
-  std::vector<Value> candidates;
-  if (iterable.IsArray()) {
-    candidates = *iterable.list;
-  } else if (iterable.IsObject()) {
-    for (const auto& entry : iterable.map->entries())
-      candidates.push_back(Value::String(entry.first));
-  } else {
-    TemplateError(std::string("expected iterable or object type in for loop: got ") +
-                  iterable.TypeName());
-  }
-  const Node& target = *node.a;
-  if (target.kind == NodeKind::kIdentifier && !test) return candidates;
-  std::vector<Value> items;
-  for (const Value& current : candidates) {
-    budget_.Charge(1);
-    if (target.kind == NodeKind::kTuple) {
-      if (current.kind != Kind::kArray) TemplateError("cannot unpack a non-iterable type");
-      if (current.list->size() != target.items.size())
-        TemplateError(current.list->size() < target.items.size() ? "too few items to unpack"
-                                                                 : "too many items to unpack");
-    }
-    if (test) {
-      Environment* test_scope = heap_.NewEnvironment(scope);
-      BindLoopVariable(target, current, test_scope);
-      if (!Evaluate(*test, test_scope).Truthy()) continue;
-    }
-    items.push_back(current);
-  }
-  return items;
-}
-
-void Interpreter::RenderFor(const Node& node, Environment* env, std::string* out) {
-  budget_.Charge(1);
-  Environment* scope = heap_.NewEnvironment(env);
-  std::vector<Value> items = ForItems(node, scope);
-  bool no_iteration = true;
-  const double n = static_cast<double>(items.size());
-  for (size_t i = 0; i < items.size(); ++i) {
-    const double k = static_cast<double>(i);
-    ValueMap loop;
-    loop.Set("index", Value::Integer(k + 1));
-    loop.Set("index0", Value::Integer(k));
-    loop.Set("revindex", Value::Integer(n - k));
-    loop.Set("revindex0", Value::Integer(n - k - 1));
-    loop.Set("first", Value::Boolean(i == 0));
-    loop.Set("last", Value::Boolean(i + 1 == items.size()));
-    loop.Set("length", Value::Integer(n));
-    loop.Set("previtem", i > 0 ? items[i - 1] : Value::Undefined());
-    loop.Set("nextitem", i + 1 < items.size() ? items[i + 1] : Value::Undefined());
-    scope->Set("loop", heap_.NewMap(Kind::kObject, std::move(loop)));
-    BindLoopVariable(*node.a, items[i], scope);
-    const size_t written = out->size();
-    Flow f = RenderBlock(node.body, scope, out);
-    // The reference drops what an iteration wrote before its break or continue; Python keeps it.
-    if (f != Flow::kNormal && out->size() > written)
-      Unsupported("output before a break or continue in the same loop iteration");
-    if (f == Flow::kContinue) continue;
-    if (f == Flow::kBreak) break;
-    no_iteration = false;
-  }
-  if (no_iteration) {
-    std::string alt;
-    if (RenderBlock(node.alternate, scope, &alt) != Flow::kNormal)
-      TemplateError("break or continue outside a loop");
-    Append(out, alt);
-  }
+  return out;
 }
 
 void Interpreter::ExecuteSet(const Node& node, Environment* env) {
   Value rhs = node.b ? Evaluate(*node.b, env)
-                     : Value::String(RenderToString(node.body, env, "a {% set %} block"));
+                     : Value::String(RenderBlockScope(node.body, env, "a {% set %} block"));
   const Node& target = *node.a;
   if (target.kind == NodeKind::kIdentifier) {
     env->Set(target.text, rhs);
   } else if (target.kind == NodeKind::kTuple) {
+    if (rhs.IsLazy()) RefuseLazy(rhs, "unpacking in set");
     if (!rhs.IsArray()) TemplateError("cannot unpack a non-iterable type in set");
     if (rhs.list->size() != target.items.size())
       TemplateError(rhs.list->size() < target.items.size() ? "too few items to unpack in set"
@@ -282,6 +208,7 @@ std::pair<std::vector<Value>, ValueMap> Interpreter::SplitArguments(const NodeLi
   for (const auto& a : args) {
     if (a->kind == NodeKind::kSpread) {
       Value v = Evaluate(*a->a, env);
+      if (v.IsLazy()) RefuseLazy(v, "unpacking into arguments");
       if (!v.IsArray())
         TemplateError(std::string("cannot unpack non-iterable type: ") + v.TypeName());
       for (const Value& item : *v.list) positional.push_back(item);
@@ -318,6 +245,7 @@ Value Interpreter::Call(const Node& node, Environment* env) {
 }
 
 Value Interpreter::Slice(const Value& object, const Node& slice, Environment* env) {
+  if (object.IsLazy()) RefuseLazy(object, "a slice");
   if (!object.IsArray() && object.kind != Kind::kString)
     TemplateError("slice object must be an array or string");
   const Node* parts[3] = {slice.a.get(), slice.b.get(), slice.c.get()};
@@ -358,7 +286,11 @@ Value Interpreter::Slice(const Value& object, const Node& slice, Environment* en
     else
       items.push_back((*object.list)[k]);
   }
-  if (object.kind == Kind::kString) return Value::String(std::move(text));
+  if (object.kind == Kind::kString) {
+    Value part = Value::String(std::move(text));
+    part.py_markup = object.py_markup;  // Markup's [] gives a Markup
+    return part;
+  }
   return heap_.NewList(Kind::kArray, std::move(items));
 }
 
@@ -373,6 +305,13 @@ Value Interpreter::Member(const Node& node, Environment* env) {
     property = Value::Integer(prop_node.number);
   } else {
     property = Value::String(prop_node.text);
+  }
+  if (object.IsLazy()) RefuseLazy(object, "an index or attribute");
+  if (object.kind == Kind::kLoop) {
+    const Value* v = property.kind == Kind::kString ? object.map->Find(property.str()) : nullptr;
+    if (!v)
+      Unsupported("loop[...] or loop." + JsString(property, budget_) + " (not in both engines)");
+    return *v;
   }
   if (object.kind == Kind::kUndefined)
     Unsupported(
@@ -395,7 +334,9 @@ Value Interpreter::Member(const Node& node, Environment* env) {
         const double n = static_cast<double>(chars.size());
         if (i < 0) i += n;
         if (!(i >= 0 && i < n)) return Value::Undefined();  // NaN too
-        return Value::String(std::string(chars[static_cast<size_t>(i)]));
+        Value c = Value::String(std::string(chars[static_cast<size_t>(i)]));
+        c.py_markup = object.py_markup;  // Markup's [] gives a Markup
+        return c;
       }
       const double n = static_cast<double>(object.list->size());
       if (i < 0) i += n;
@@ -427,13 +368,16 @@ Value Interpreter::Binary(const Node& node, Environment* env) {
   if (op == "and") return left.Truthy() ? Evaluate(*node.b, env) : left;
   if (op == "or") return left.Truthy() ? left : Evaluate(*node.b, env);
   Value right = Evaluate(*node.b, env);
+  if (left.IsLazy() || right.IsLazy()) return LazyOperation(op, left, right);
+  if (left.kind == Kind::kLoop || right.kind == Kind::kLoop)
+    Unsupported("the " + op + " operator on a loop object (a LoopContext in Python)");
   if (op == "==") return Value::Boolean(LooseEquals(left, right));
   if (op == "!=") return Value::Boolean(!LooseEquals(left, right));
   if (left.IsNumber() && right.IsNumber() && op != "~" && op != "**") {
     const double a = left.number, b = right.number;
     const bool is_float = left.kind == Kind::kFloat || right.kind == Kind::kFloat;
     auto number = [&](double r) { return is_float ? Value::Float(r) : Value::Integer(r); };
-    CheckArithmeticAgrees(op, a, b);
+    CheckArithmeticAgrees(op, a, b, is_float);
     if (op == "+") return number(a + b);
     if (op == "-") return number(a - b);
     if (op == "*") return number(a * b);
@@ -460,11 +404,14 @@ Value Interpreter::Binary(const Node& node, Environment* env) {
     Unsupported("the ** operator (its rounding is the JavaScript engine's)");
   } else if (left.IsArray() && right.IsArray()) {
     if (op == "+") {
-      if (left.kind != right.kind) Unsupported("a list and a tuple added together");
+      if (left.kind != right.kind || left.py_tuple != right.py_tuple)
+        Unsupported("a list and a tuple added together");
       ValueList joined = *left.list;
       joined.insert(joined.end(), right.list->begin(), right.list->end());
       budget_.Charge(static_cast<int64_t>(joined.size()));
-      return heap_.NewList(Kind::kArray, std::move(joined));
+      Value sum = heap_.NewList(left.kind, std::move(joined));  // a tuple and a tuple: a tuple
+      sum.py_tuple = left.py_tuple;
+      return sum;
     }
   } else if (right.IsArray()) {
     bool member = false;
@@ -478,9 +425,15 @@ Value Interpreter::Binary(const Node& node, Environment* env) {
         Unsupported("+ between a string and a " +
                     std::string(left.kind == Kind::kString ? right.TypeName() : left.TypeName()) +
                     " (Python raises, the reference concatenates)");
+      // A Markup's + HTML-escapes a plain string on either side.
+      const Value& plain = left.py_markup ? right : left;
+      if (left.py_markup != right.py_markup && HasHtmlSpecial(plain.str()))
+        Unsupported("+ between a |safe string and text Python HTML-escapes");
       std::string text = left.str() + right.str();
       budget_.Charge(static_cast<int64_t>(text.size()));
-      return Value::String(std::move(text));
+      Value sum = Value::String(std::move(text));
+      sum.py_markup = left.py_markup || right.py_markup;
+      return sum;
     }
   }
   if (left.kind == Kind::kString && right.kind == Kind::kString) {
@@ -552,7 +505,7 @@ Value Interpreter::Evaluate(const Node& node, Environment* env) {
       return Value::Null();
     case NodeKind::kFilterBlock:
       return ApplyFilter(*this,
-                         Value::String(RenderToString(node.body, env, "a {% filter %} block")),
+                         Value::String(RenderBlockScope(node.body, env, "a {% filter %} block")),
                          *node.a, env);
     case NodeKind::kComment:
       return Value::Null();

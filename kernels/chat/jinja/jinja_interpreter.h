@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -32,19 +33,31 @@ class Interpreter {
 
   Heap& heap() { return heap_; }
   WorkBudget& budget() { return budget_; }
+  // Whether this is the first iteration of a generator (a one-shot lazy sequence).
+  bool FirstIteration(const Value& generator) { return iterated_.insert(generator.list).second; }
 
  private:
   enum class Flow { kNormal, kBreak, kContinue };
+  struct LoopItems {
+    std::vector<Value> candidates;  // the iterable's items
+    std::vector<Value> items;       // those the loop runs over, after its filter
+    std::vector<size_t> positions;  // each run item's place among the candidates
+  };
 
   Flow RenderBlock(const NodeList& statements, Environment* env, std::string* out);
   Flow RenderIf(const Node& node, Environment* env, std::string* out);
   void RenderFor(const Node& node, Environment* env, std::string* out);
-  std::vector<Value> ForItems(const Node& node, Environment* scope);
+  void ForgetEarlierIteration(Environment* scope);
+  LoopItems ForItems(const Node& node, Environment* scope);
+  bool PassesLoopFilter(const Node& node, const Value& item, Environment* parent);
+  void RetestLoopFilter(const Node& node, const LoopItems& items, size_t end, Environment* scope,
+                        size_t* tested);
   void BindLoopVariable(const Node& target, const Value& item, Environment* scope);
   void ExecuteSet(const Node& node, Environment* env);
   void DefineMacro(const Node& node, Environment* env);
   void BindMacroArguments(const Node& macro, std::vector<Value> args, Environment* scope);
   std::string RenderToString(const NodeList& body, Environment* env, const char* where);
+  std::string RenderBlockScope(const NodeList& body, Environment* env, const char* where);
 
   Value Binary(const Node& node, Environment* env);
   Value Unary(const Node& node, Environment* env);
@@ -58,6 +71,7 @@ class Interpreter {
   WorkBudget& budget_;
   int max_call_depth_;
   int depth_ = 0;
+  std::unordered_set<const ValueList*> iterated_;  // generators iterated so far
 };
 
 }  // namespace evald::kernels::jinja

@@ -6,6 +6,7 @@
 
 #include "kernels/chat/jinja/jinja_builtins.h"
 #include "kernels/chat/jinja/js_text.h"
+#include "kernels/chat/jinja/lazy_sequence.h"
 
 namespace evald::kernels::jinja {
 
@@ -22,13 +23,10 @@ bool IsWordChar(char c) {
   return IsAsciiLetter(c) || (c >= '0' && c <= '9') || c == '_';
 }
 
-// JavaScript's /\b\w/g upper-cased (the reference's title) against Python's str.title().
+// The reference's title against Python's str.title() (the method).
 std::string Title(const std::string& s) {
-  RequireAscii(s, "title");
-  std::string js = s, py = s;
+  std::string js = JsTitle(s), py = s;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (IsWordChar(s[i]) && (i == 0 || !IsWordChar(s[i - 1])))
-      js[i] = AsciiUpper(s.substr(i, 1))[0];
     bool after_letter = i > 0 && IsAsciiLetter(s[i - 1]);
     if (IsAsciiLetter(s[i]))
       py[i] = after_letter ? AsciiLower(s.substr(i, 1))[0] : AsciiUpper(s.substr(i, 1))[0];
@@ -151,6 +149,54 @@ Value PrefixTest(const std::string& s, const std::vector<Value>& args, bool star
   return Value::Boolean(false);
 }
 
+Value ObjectMethod(Interpreter& in, const Value& self, const std::string& name,
+                   std::vector<Value>& args) {
+  const ValueMap& map = *self.map;
+  if (name == "get") {
+    if (args.empty() || args[0].kind != Kind::kString) TemplateError("object key must be a string");
+    if (const Value* v = map.Find(args[0].str())) return *v;
+    return args.size() > 1 ? args[1] : Value::Null();
+  }
+  if (name == "dictsort") Unsupported("a dictsort method (Python's dicts have none)");
+  if (name == "items") return AsLazy(PairList(in, map), false);  // Python's dict views
+  ValueList out;
+  if (name == "keys")
+    for (const auto& e : map.entries()) out.push_back(Value::String(e.first));
+  if (name == "values")
+    for (const auto& e : map.entries()) out.push_back(e.second);
+  in.budget().Charge(static_cast<int64_t>(out.size()));
+  return AsLazy(in.heap().NewList(Kind::kArray, std::move(out)), false);
+}
+
+// A Markup's methods HTML-escape their string arguments first.
+void CheckMarkupArgument(const Value& a) {
+  if (a.kind == Kind::kString && !a.py_markup && HasHtmlSpecial(a.str()))
+    Unsupported("a method of a |safe string with an argument Python HTML-escapes");
+  if (a.kind == Kind::kKeywordArgs)
+    for (const auto& entry : a.map->entries()) CheckMarkupArgument(entry.second);
+}
+
+}  // namespace
+
+bool HasHtmlSpecial(const std::string& s) {
+  return s.find_first_of("&<>\"'") != std::string::npos;
+}
+
+void KeepMarkup(Value* v) {
+  if (v->kind == Kind::kString) v->py_markup = true;
+  if (v->kind == Kind::kArray)
+    for (Value& item : *v->list) KeepMarkup(&item);
+}
+
+std::string JsTitle(const std::string& s) {
+  RequireAscii(s, "title");
+  std::string js = s;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (IsWordChar(s[i]) && (i == 0 || !IsWordChar(s[i - 1])))
+      js[i] = AsciiUpper(s.substr(i, 1))[0];
+  return js;
+}
+
 Value DictSort(Interpreter& in, const ValueMap& map, std::vector<Value> args) {
   ValueMap kwargs;
   std::vector<Value> positional;
@@ -175,27 +221,6 @@ Value DictSort(Interpreter& in, const ValueMap& map, std::vector<Value> args) {
   });
   return pairs;
 }
-
-Value ObjectMethod(Interpreter& in, const Value& self, const std::string& name,
-                   std::vector<Value>& args) {
-  const ValueMap& map = *self.map;
-  if (name == "get") {
-    if (args.empty() || args[0].kind != Kind::kString) TemplateError("object key must be a string");
-    if (const Value* v = map.Find(args[0].str())) return *v;
-    return args.size() > 1 ? args[1] : Value::Null();
-  }
-  if (name == "items") return PairList(in, map);
-  ValueList out;
-  if (name == "keys")
-    for (const auto& e : map.entries()) out.push_back(Value::String(e.first));
-  if (name == "values")
-    for (const auto& e : map.entries()) out.push_back(e.second);
-  if (name == "dictsort") return DictSort(in, map, args);
-  in.budget().Charge(static_cast<int64_t>(out.size()));
-  return in.heap().NewList(Kind::kArray, std::move(out));
-}
-
-}  // namespace
 
 // Python's str.strip/lstrip/rstrip, by white space or by a set of characters.
 std::string PyStrip(std::string_view s, const std::string* chars, bool left, bool right) {
@@ -281,8 +306,10 @@ Value ArgOr(const std::vector<Value>& args, const ValueMap& kwargs, size_t i, co
 
 Value PairList(Interpreter& in, const ValueMap& map) {
   ValueList pairs;
-  for (const auto& [k, v] : map.entries())
+  for (const auto& [k, v] : map.entries()) {
     pairs.push_back(in.heap().NewList(Kind::kArray, {Value::String(k), v}));
+    pairs.back().py_tuple = true;
+  }
   in.budget().Charge(static_cast<int64_t>(pairs.size()) * 2);
   return in.heap().NewList(Kind::kArray, std::move(pairs));
 }
@@ -297,7 +324,11 @@ Value BuiltinMember(Interpreter& in, const Value& object, const std::string& nam
     Unsupported(".length (Python's strings and lists have no such attribute)");
   if (object.kind == Kind::kString && kStringMethods.count(name)) {
     return in.heap().NewFunction([&in, object, name](std::vector<Value>& args) {
-      return StringMethod(in, object, name, args);
+      if (object.py_markup)
+        for (const Value& a : args) CheckMarkupArgument(a);
+      Value result = StringMethod(in, object, name, args);
+      if (object.py_markup) KeepMarkup(&result);
+      return result;
     });
   }
   if (object.IsObject() && kObjectMethods.count(name)) {

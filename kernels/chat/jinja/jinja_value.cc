@@ -30,11 +30,16 @@ bool Value::Truthy() const {
     case Kind::kArray:
     case Kind::kTuple:
       return !list->empty();
+    case Kind::kLazy:  // a generator is always true in Python
+      if (one_shot)
+        Unsupported("the truth of a filter's result (a generator in Python, always true)");
+      return !list->empty();
     case Kind::kObject:
     case Kind::kKeywordArgs:
       return map->size() > 0;
     case Kind::kNamespace:  // the reference does not override truthiness for namespaces
     case Kind::kFunction:
+    case Kind::kLoop:
       return true;
   }
   return false;
@@ -58,12 +63,16 @@ const char* Value::TypeName() const {
       return "ArrayValue";
     case Kind::kTuple:
       return "TupleValue";
+    case Kind::kLazy:
+      return "ArrayValue";
     case Kind::kObject:
       return "ObjectValue";
     case Kind::kKeywordArgs:
       return "KeywordArgumentsValue";
     case Kind::kNamespace:
       return "NamespaceValue";
+    case Kind::kLoop:
+      return "ObjectValue";
     case Kind::kFunction:
       return "FunctionValue";
   }
@@ -100,6 +109,11 @@ Value Environment::Lookup(const std::string& name) const {
   for (const Environment* e = this; e; e = e->parent) {
     auto it = e->variables.find(name);
     if (it != e->variables.end()) return it->second;
+    if (e->stale.count(name))
+      Unsupported("'" + name +
+                  "' read after a scope that set it ended: an earlier loop "
+                  "iteration, or a {% set %} or {% filter %} block (Python's scope ends there, the "
+                  "reference's does not)");
   }
   return Value::Undefined();
 }

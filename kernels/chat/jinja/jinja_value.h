@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -26,10 +27,19 @@ enum class Kind {
   kFloat,
   kString,
   kArray,
-  kTuple,        // an ArrayValue too, but not JSON-serialisable
+  kTuple,  // an ArrayValue too, but not JSON-serialisable
+  // An ArrayValue in the reference that Python holds as something else: a generator (what
+  // select, selectattr, map, unique, reverse and the items filter return), a dict view
+  // (.items(), .keys(), .values()) or a range. Its items are in `list`, but Python cannot index
+  // it, take its length (a generator), print it, serialise it or compare it as a list, so only
+  // what both engines do alike with it is allowed (lazy_sequence.h); anything else is refused.
+  kLazy,
   kObject,       // a mapping (also each loop's `loop`)
   kKeywordArgs,  // a call's keyword arguments, passed last to a function
   kNamespace,    // namespace(): the one mutable mapping
+  // A for loop's `loop`: a mapping in the reference, a LoopContext in Python (iterable, callable,
+  // no mapping), so only its attributes and the tests both answer alike are allowed.
+  kLoop,
   kFunction,
 };
 
@@ -54,6 +64,11 @@ struct Value {
   ValueList* list = nullptr;                // kArray, kTuple
   ValueMap* map = nullptr;                  // kObject, kKeywordArgs, kNamespace
   const Function* function = nullptr;       // kFunction
+  bool one_shot = false;  // kLazy: a generator, which Python's second iteration finds empty
+  bool py_tuple = false;  // kArray: a tuple in Python (a dict's pairs), an array in the reference
+  // kString: a Markup in Python (what |safe returns, and what Markup's own methods and the string
+  // filters make of one), whose + and methods HTML-escape their plain string operands.
+  bool py_markup = false;
 
   static Value Undefined() { return {}; }
   static Value Null() { return Value(Kind::kNull); }
@@ -73,6 +88,7 @@ struct Value {
   const std::string& str() const { return *text; }
   bool IsNumber() const { return kind == Kind::kInteger || kind == Kind::kFloat; }
   bool IsArray() const { return kind == Kind::kArray || kind == Kind::kTuple; }
+  bool IsLazy() const { return kind == Kind::kLazy; }
   bool IsObject() const { return kind == Kind::kObject || kind == Kind::kKeywordArgs; }
   // ObjectValue or NamespaceValue: what attribute look-ups and selectattr accept.
   bool IsAttributeContainer() const { return IsObject() || kind == Kind::kNamespace; }
@@ -123,9 +139,16 @@ struct Environment {
   explicit Environment(Environment* p) : parent(p) {}
   Environment* parent;
   std::unordered_map<std::string, Value> variables;
+  // Names set in a scope Python has ended and the reference has not (an earlier iteration of a
+  // loop body, a {% set %} or {% filter %} block inside this scope): reading one before it is
+  // set again is refused.
+  std::unordered_set<std::string> stale;
 
   Value Lookup(const std::string& name) const;
-  void Set(const std::string& name, Value value) { variables[name] = std::move(value); }
+  void Set(const std::string& name, Value value) {
+    stale.erase(name);
+    variables[name] = std::move(value);
+  }
 };
 
 }  // namespace evald::kernels::jinja
