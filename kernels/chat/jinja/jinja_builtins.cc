@@ -111,8 +111,8 @@ Value Namespace(Interpreter& in, std::vector<Value>& args) {
     const Value& source = positional[0];
     if (source.IsObject()) {
       for (const auto& [k, v] : source.map->entries()) entries.Set(k, v);
-    } else if (source.IsArray()) {
-      for (const Value& pair : *source.list) {
+    } else if (source.IsArray() || source.IsLazy()) {  // Python takes any iterable of pairs
+      for (const Value& pair : IterateItems(in, source)) {
         if (!pair.IsArray() || pair.list->size() != 2 || (*pair.list)[0].kind != Kind::kString)
           Unsupported("namespace() from pairs that are not [string, value] lists");
         entries.Set((*pair.list)[0].str(), (*pair.list)[1]);
