@@ -210,6 +210,7 @@ TEST(ChatTemplate, LanguageRulesMatchTheReference) {
       "{{ ([] + {'a': 1}.items()|first)|length }}",
       "{{ ((1, 2) + (1, 2) + [3])|length }}",
       "{{ {'b': 1, 'a': 2}.dictsort()|length }}",
+      "{{ 'T' if {'a': 1}.dictsort else 'F' }}",
       "{% set n = namespace({'a': 1}.items()) %}{{ n.a }}",
       "{{ messages|selectattr('role', 'equalto', 'user')|map(attribute='content')|join(',') }}{% "
       "for k, v in {'a': 1}.items() %}{{ k }}{{ v }}{% endfor %}{{ range(3)|length }}{{ "

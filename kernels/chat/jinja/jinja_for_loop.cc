@@ -41,21 +41,27 @@ bool Interpreter::PassesLoopFilter(const Node& node, const Value& item, Environm
 Interpreter::LoopItems Interpreter::ForItems(const Node& node, Environment* scope) {
   const Node* iterable_node = LoopFilter(node) ? node.b->a.get() : node.b.get();
   Value iterable = Evaluate(*iterable_node, scope);
-  LoopItems out;
+  std::vector<Value> candidates;
   if (iterable.IsArray() || iterable.IsLazy()) {
-    out.candidates = IterateItems(*this, iterable);
+    candidates = IterateItems(*this, iterable);
   } else if (iterable.kind == Kind::kLoop) {
     Unsupported("a for loop over a loop object (Python iterates its items)");
   } else if (iterable.IsObject()) {
     for (const auto& entry : iterable.map->entries())
-      out.candidates.push_back(Value::String(entry.first));
+      candidates.push_back(Value::String(entry.first));
   } else {
     TemplateError(std::string("expected iterable or object type in for loop: got ") +
                   iterable.TypeName());
   }
   const Node& target = *node.a;
-  for (size_t i = 0; i < out.candidates.size(); ++i) {
-    const Value& current = out.candidates[i];
+  const bool filtered = LoopFilter(node) != nullptr;
+  LoopItems out;
+  if (target.kind == NodeKind::kIdentifier && !filtered) {
+    out.items = std::move(candidates);
+    return out;
+  }
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Value& current = candidates[i];
     budget_.Charge(1);
     if (target.kind == NodeKind::kTuple) {
       if (current.kind != Kind::kArray) TemplateError("cannot unpack a non-iterable type");
@@ -63,19 +69,23 @@ Interpreter::LoopItems Interpreter::ForItems(const Node& node, Environment* scop
         TemplateError(current.list->size() < target.items.size() ? "too few items to unpack"
                                                                  : "too many items to unpack");
     }
-    if (LoopFilter(node) && !PassesLoopFilter(node, current, scope)) continue;
+    if (filtered && !PassesLoopFilter(node, current, scope)) continue;
     out.items.push_back(current);
-    out.positions.push_back(i);
+    if (filtered) out.positions.push_back(i);
   }
+  if (filtered) out.candidates = std::move(candidates);
   return out;
 }
 
 // The reference tests a loop filter on every item before the first iteration, Python on each
-// item as the loop reaches it, after the bodies before it have run. Candidates [*tested, end)
-// are tested again now; where a body has changed an answer, the loop is refused.
-void Interpreter::RetestLoopFilter(const Node& node, const LoopItems& items, size_t end,
+// item as the loop reaches it, after the bodies before it have run. Before run item `next` (or,
+// with `next` past the last, at the loop's end) the candidates Python would have tested by then
+// are tested again; where a body has changed an answer, the loop is refused.
+void Interpreter::RetestLoopFilter(const Node& node, const LoopItems& items, size_t next,
                                    Environment* scope, size_t* tested) {
   if (!LoopFilter(node)) return;
+  const size_t end =
+      next < items.positions.size() ? items.positions[next] + 1 : items.candidates.size();
   size_t kept = std::lower_bound(items.positions.begin(), items.positions.end(), *tested) -
                 items.positions.begin();
   for (; *tested < end; ++*tested) {
@@ -115,7 +125,7 @@ void Interpreter::RenderFor(const Node& node, Environment* env, std::string* out
     loop.Set("length", Value::Integer(n));
     loop.Set("previtem", i > 0 ? items[i - 1] : Value::Undefined());
     loop.Set("nextitem", i + 1 < items.size() ? items[i + 1] : Value::Undefined());
-    RetestLoopFilter(node, loop_items, loop_items.positions[i] + 1, scope, &tested);
+    RetestLoopFilter(node, loop_items, i, scope, &tested);
     ForgetEarlierIteration(scope);
     scope->Set("loop", heap_.NewMap(Kind::kLoop, std::move(loop)));
     BindLoopVariable(*node.a, items[i], scope);
@@ -131,7 +141,7 @@ void Interpreter::RenderFor(const Node& node, Environment* env, std::string* out
     }
     no_iteration = false;
   }
-  if (!broke) RetestLoopFilter(node, loop_items, loop_items.candidates.size(), scope, &tested);
+  if (!broke) RetestLoopFilter(node, loop_items, items.size(), scope, &tested);
   if (no_iteration) {
     std::string alt;
     if (RenderBlock(node.alternate, scope, &alt) != Flow::kNormal)

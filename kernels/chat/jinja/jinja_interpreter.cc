@@ -113,10 +113,7 @@ std::string Interpreter::RenderBlockScope(const NodeList& body, Environment* env
                                           const char* where) {
   Environment* inner = heap_.NewEnvironment(env);
   std::string out = RenderToString(body, inner, where);
-  for (const auto& entry : inner->variables) {
-    env->variables.erase(entry.first);
-    env->stale.insert(entry.first);
-  }
+  for (const auto& entry : inner->variables) env->Forget(entry.first);
   return out;
 }
 

@@ -39,9 +39,9 @@ class Interpreter {
  private:
   enum class Flow { kNormal, kBreak, kContinue };
   struct LoopItems {
-    std::vector<Value> candidates;  // the iterable's items
-    std::vector<Value> items;       // those the loop runs over, after its filter
-    std::vector<size_t> positions;  // each run item's place among the candidates
+    std::vector<Value> items;       // what the loop runs over, after its filter
+    std::vector<Value> candidates;  // with a filter: the iterable's items before it
+    std::vector<size_t> positions;  // with a filter: each run item's place among the candidates
   };
 
   Flow RenderBlock(const NodeList& statements, Environment* env, std::string* out);
@@ -50,7 +50,7 @@ class Interpreter {
   void ForgetEarlierIteration(Environment* scope);
   LoopItems ForItems(const Node& node, Environment* scope);
   bool PassesLoopFilter(const Node& node, const Value& item, Environment* parent);
-  void RetestLoopFilter(const Node& node, const LoopItems& items, size_t end, Environment* scope,
+  void RetestLoopFilter(const Node& node, const LoopItems& items, size_t next, Environment* scope,
                         size_t* tested);
   void BindLoopVariable(const Node& target, const Value& item, Environment* scope);
   void ExecuteSet(const Node& node, Environment* env);

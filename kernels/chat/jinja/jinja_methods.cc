@@ -157,7 +157,6 @@ Value ObjectMethod(Interpreter& in, const Value& self, const std::string& name,
     if (const Value* v = map.Find(args[0].str())) return *v;
     return args.size() > 1 ? args[1] : Value::Null();
   }
-  if (name == "dictsort") Unsupported("a dictsort method (Python's dicts have none)");
   if (name == "items") return AsLazy(PairList(in, map), false);  // Python's dict views
   ValueList out;
   if (name == "keys")
@@ -318,8 +317,7 @@ Value BuiltinMember(Interpreter& in, const Value& object, const std::string& nam
   static const std::set<std::string> kStringMethods = {
       "upper",  "lower",      "strip",    "title", "capitalize", "rstrip",
       "lstrip", "startswith", "endswith", "split", "replace"};
-  static const std::set<std::string> kObjectMethods = {"get", "items", "keys", "values",
-                                                       "dictsort"};
+  static const std::set<std::string> kObjectMethods = {"get", "items", "keys", "values"};
   if (name == "length" && (object.kind == Kind::kString || object.IsArray()))
     Unsupported(".length (Python's strings and lists have no such attribute)");
   if (object.kind == Kind::kString && kStringMethods.count(name)) {
@@ -331,6 +329,9 @@ Value BuiltinMember(Interpreter& in, const Value& object, const std::string& nam
       return result;
     });
   }
+  // The reference binds a dictsort method, Python's dicts have none (undefined there).
+  if (object.IsObject() && name == "dictsort")
+    Unsupported("a dictsort method (Python's dicts have none)");
   if (object.IsObject() && kObjectMethods.count(name)) {
     return in.heap().NewFunction([&in, object, name](std::vector<Value>& args) {
       return ObjectMethod(in, object, name, args);

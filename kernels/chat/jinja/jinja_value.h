@@ -34,7 +34,7 @@ enum class Kind {
   // it, take its length (a generator), print it, serialise it or compare it as a list, so only
   // what both engines do alike with it is allowed (lazy_sequence.h); anything else is refused.
   kLazy,
-  kObject,       // a mapping (also each loop's `loop`)
+  kObject,       // a mapping
   kKeywordArgs,  // a call's keyword arguments, passed last to a function
   kNamespace,    // namespace(): the one mutable mapping
   // A for loop's `loop`: a mapping in the reference, a LoopContext in Python (iterable, callable,
@@ -61,8 +61,8 @@ struct Value {
   bool boolean = false;
   double number = 0;
   std::shared_ptr<const std::string> text;  // kString (shared: reads copy no bytes)
-  ValueList* list = nullptr;                // kArray, kTuple
-  ValueMap* map = nullptr;                  // kObject, kKeywordArgs, kNamespace
+  ValueList* list = nullptr;                // kArray, kTuple, kLazy
+  ValueMap* map = nullptr;                  // kObject, kKeywordArgs, kNamespace, kLoop
   const Function* function = nullptr;       // kFunction
   bool one_shot = false;  // kLazy: a generator, which Python's second iteration finds empty
   bool py_tuple = false;  // kArray: a tuple in Python (a dict's pairs), an array in the reference
@@ -148,6 +148,11 @@ struct Environment {
   void Set(const std::string& name, Value value) {
     stale.erase(name);
     variables[name] = std::move(value);
+  }
+  // `name` set in a scope Python has ended here (see `stale`).
+  void Forget(const std::string& name) {
+    variables.erase(name);
+    stale.insert(name);
   }
 };
 
